@@ -1,0 +1,344 @@
+//! Process settings with HBase's names and defaults.
+//!
+//! One TOML file holds them, written either flat with quoted names
+//! (`"hbase.hstore.blockingStoreFiles" = 16`) or as TOML's nested dotted
+//! keys (`hbase.hstore.blockingStoreFiles = 16`); both mean the same.
+//! Command-line `--set name=value` overrides are applied on top. This
+//! module owns the list of settings ([`Settings::DEFINITIONS`], which the
+//! README mirrors) and their parsing; it never reads the file itself.
+//!
+//! HBase sizes its memstore limit and block cache as fractions of the Java
+//! heap. ferrobase has no heap, so those fractions apply to
+//! `ferrobase.memory.size` (bytes; default a quarter of physical RAM).
+
+use std::collections::BTreeMap;
+
+/// A setting that could not be applied.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SettingsError {
+    #[error("unknown setting '{name}'{}", suggestion(.name))]
+    Unknown { name: String },
+    #[error("setting '{name}': invalid value '{value}', expected {expected}")]
+    Invalid {
+        name: String,
+        value: String,
+        expected: &'static str,
+    },
+    #[error("settings file is not valid TOML: {0}")]
+    Toml(String),
+    #[error("override '{0}' is not of the form name=value")]
+    BadOverride(String),
+}
+
+fn suggestion(name: &str) -> String {
+    let lower = name.to_ascii_lowercase();
+    let best = Settings::DEFINITIONS
+        .iter()
+        .map(|d| d.name)
+        .min_by_key(|d| edit_distance(&lower, &d.to_ascii_lowercase()));
+    match best {
+        Some(b) if edit_distance(&lower, &b.to_ascii_lowercase()) <= 6 => format!("; did you mean '{b}'?"),
+        _ => "; see the README for the list of settings".to_string(),
+    }
+}
+
+/// Levenshtein distance, for "did you mean".
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev.get(j).copied().unwrap_or(0) + usize::from(ca != *cb);
+            let del = prev.get(j + 1).copied().unwrap_or(0) + 1;
+            let ins = cur.get(j).copied().unwrap_or(0) + 1;
+            cur.push(sub.min(del).min(ins));
+        }
+        prev = cur;
+    }
+    prev.last().copied().unwrap_or(0)
+}
+
+/// One setting's name, default (as text) and meaning.
+#[derive(Debug, Clone, Copy)]
+pub struct Definition {
+    pub name: &'static str,
+    pub default: &'static str,
+    pub doc: &'static str,
+}
+
+macro_rules! settings {
+    ($( $(#[$m:meta])* $field:ident : $ty:ty = $default:expr, $name:literal, $doc:literal; )+) => {
+        /// Every setting, typed. Build with [`Settings::default`] and
+        /// [`Settings::apply`].
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct Settings { $( $(#[$m])* #[doc = $doc] pub $field: $ty, )+ }
+
+        impl Default for Settings {
+            fn default() -> Self { Settings { $( $field: $default, )+ } }
+        }
+
+        impl Settings {
+            /// Every setting with its HBase name, default and meaning.
+            pub const DEFINITIONS: &'static [Definition] = &[
+                $( Definition { name: $name, default: stringify!($default), doc: $doc }, )+
+            ];
+
+            /// Sets one setting by name from text.
+            pub fn set(&mut self, name: &str, value: &str) -> Result<(), SettingsError> {
+                match name {
+                    $( $name => { self.$field = ParseSetting::parse_setting(name, value.trim())?; Ok(()) } )+
+                    _ => Err(SettingsError::Unknown { name: name.to_string() }),
+                }
+            }
+
+            /// Every setting's current value as text, by name.
+            pub fn values(&self) -> Vec<(&'static str, String)> {
+                vec![ $( ($name, self.$field.to_string()), )+ ]
+            }
+        }
+    };
+}
+
+trait ParseSetting: Sized {
+    fn parse_setting(name: &str, value: &str) -> Result<Self, SettingsError>;
+}
+
+impl ParseSetting for u64 {
+    fn parse_setting(name: &str, value: &str) -> Result<Self, SettingsError> {
+        parse_size(value).ok_or_else(|| SettingsError::Invalid {
+            name: name.into(),
+            value: value.into(),
+            expected: "a non-negative integer (suffixes k, m, g allowed)",
+        })
+    }
+}
+
+impl ParseSetting for usize {
+    fn parse_setting(name: &str, value: &str) -> Result<Self, SettingsError> {
+        u64::parse_setting(name, value).map(|v| v as usize)
+    }
+}
+
+impl ParseSetting for f64 {
+    fn parse_setting(name: &str, value: &str) -> Result<Self, SettingsError> {
+        match value.parse::<f64>() {
+            Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+            _ => Err(SettingsError::Invalid {
+                name: name.into(),
+                value: value.into(),
+                expected: "a non-negative number",
+            }),
+        }
+    }
+}
+
+impl ParseSetting for bool {
+    fn parse_setting(name: &str, value: &str) -> Result<Self, SettingsError> {
+        match value {
+            "true" => Ok(true),
+            "false" => Ok(false),
+            _ => Err(SettingsError::Invalid {
+                name: name.into(),
+                value: value.into(),
+                expected: "true or false",
+            }),
+        }
+    }
+}
+
+/// `123`, `64k`, `128m`, `2g` (binary units), or `1_000`.
+pub fn parse_size(text: &str) -> Option<u64> {
+    let t = text.trim().replace('_', "").to_ascii_lowercase();
+    let t = t.strip_suffix('b').unwrap_or(&t).to_string();
+    let (digits, mult) = match t.chars().last()? {
+        'k' => (&t[..t.len() - 1], 1u64 << 10),
+        'm' => (&t[..t.len() - 1], 1 << 20),
+        'g' => (&t[..t.len() - 1], 1 << 30),
+        _ => (&t[..], 1),
+    };
+    digits.trim().parse::<u64>().ok()?.checked_mul(mult)
+}
+
+settings! {
+    memory_size: u64 = 0, "ferrobase.memory.size",
+        "Memory budget in bytes that HBase's heap fractions apply to; 0 means a quarter of physical RAM.";
+    memstore_flush_size: u64 = 134_217_728, "hbase.hregion.memstore.flush.size",
+        "A region's memstore is flushed when it passes this many bytes.";
+    memstore_block_multiplier: u64 = 4, "hbase.hregion.memstore.block.multiplier",
+        "Writes to a region block when its memstore passes this multiple of the flush size.";
+    blocking_store_files: usize = 16, "hbase.hstore.blockingStoreFiles",
+        "Flushes of a store with this many files wait for compaction (at most blockingWaitTime).";
+    blocking_wait_time_ms: u64 = 90_000, "hbase.hstore.blockingWaitTime",
+        "Longest wait, in ms, of a blocked write or a delayed flush before it gives up (writes fail with 'region too busy').";
+    global_memstore_size: f64 = 0.4, "hbase.regionserver.global.memstore.size",
+        "Process-wide memstore limit: a fraction of ferrobase.memory.size (≤ 1.0) or bytes (> 1.0); writes block above it.";
+    global_memstore_lower_limit: f64 = 0.95, "hbase.regionserver.global.memstore.size.lower.limit",
+        "Fraction of the global limit where forced flushes of the largest regions start.";
+    compaction_min: usize = 3, "hbase.hstore.compaction.min",
+        "Fewest files a minor compaction merges.";
+    compaction_max: usize = 10, "hbase.hstore.compaction.max",
+        "Most files a minor compaction merges.";
+    compaction_ratio: f64 = 1.2, "hbase.hstore.compaction.ratio",
+        "A file joins a minor compaction when it is at most ratio × the sum of the newer files selected.";
+    compaction_throttle: u64 = 2_684_354_560, "hbase.regionserver.thread.compaction.throttle",
+        "Compactions reading more bytes than this go to the large pool (HBase: 2 × compaction.max × flush size).";
+    flusher_count: usize = 2, "hbase.hstore.flusher.count",
+        "Threads in the flush pool.";
+    compaction_small_threads: usize = 1, "hbase.regionserver.thread.compaction.small",
+        "Threads in the small-compaction pool.";
+    compaction_large_threads: usize = 1, "hbase.regionserver.thread.compaction.large",
+        "Threads in the large-compaction pool.";
+    block_cache_size: f64 = 0.4, "hfile.block.cache.size",
+        "Block cache size: a fraction of ferrobase.memory.size (≤ 1.0) or bytes (> 1.0); 0 disables it.";
+    wal_block_size: u64 = 268_435_456, "hbase.regionserver.hlog.blocksize",
+        "WAL block size; a segment rolls at logroll.multiplier × this.";
+    wal_roll_multiplier: f64 = 0.5, "hbase.regionserver.logroll.multiplier",
+        "Fraction of the WAL block size at which a segment rolls.";
+    wal_max_logs: usize = 32, "hbase.regionserver.maxlogs",
+        "With more WAL segments than this, the regions holding the oldest edits are flushed.";
+    async_wal_flush_interval_ms: u64 = 1000, "hbase.regionserver.optionallogflushinterval",
+        "ASYNC_WAL edits are written out at least this often (ms).";
+    keyvalue_max_size: usize = 10_485_760, "hbase.client.keyvalue.maxsize",
+        "Largest cell accepted, in bytes (0: no limit).";
+    max_filesize: u64 = 10_737_418_240, "hbase.hregion.max.filesize",
+        "A region splits when a store's files pass this size.";
+    handler_count: usize = 30, "hbase.regionserver.handler.count",
+        "RPC handler threads of a region server.";
+    client_write_buffer: u64 = 2_097_152, "hbase.client.write.buffer",
+        "Client write buffer, in encoded bytes.";
+    client_retries: usize = 15, "hbase.client.retries.number",
+        "Client retries of a failed call.";
+    client_pause_ms: u64 = 100, "hbase.client.pause",
+        "Base client backoff between retries (ms).";
+    client_ipc_pool_size: usize = 1, "hbase.client.ipc.pool.size",
+        "Connections a client opens to each server.";
+}
+
+impl Settings {
+    /// Applies a TOML document on top of the current values.
+    pub fn apply_toml(&mut self, text: &str) -> Result<(), SettingsError> {
+        let table: toml::Table = text.parse().map_err(|e: toml::de::Error| SettingsError::Toml(e.to_string()))?;
+        let mut flat = BTreeMap::new();
+        flatten("", &toml::Value::Table(table), &mut flat);
+        for (name, value) in flat {
+            self.set(&name, &value)?;
+        }
+        Ok(())
+    }
+
+    /// Applies a `name=value` override.
+    pub fn apply_override(&mut self, text: &str) -> Result<(), SettingsError> {
+        let (name, value) = text
+            .split_once('=')
+            .ok_or_else(|| SettingsError::BadOverride(text.to_string()))?;
+        self.set(name.trim(), value)
+    }
+
+    /// The memory budget the fractions apply to.
+    pub fn memory_budget(&self) -> u64 {
+        if self.memory_size > 0 {
+            self.memory_size
+        } else {
+            physical_memory() / 4
+        }
+    }
+
+    /// Process-wide memstore limit in bytes.
+    pub fn global_memstore_limit(&self) -> u64 {
+        fraction_or_bytes(self.global_memstore_size, self.memory_budget())
+    }
+
+    /// Where forced flushes start, in bytes.
+    pub fn global_memstore_low_mark(&self) -> u64 {
+        (self.global_memstore_limit() as f64 * self.global_memstore_lower_limit.min(1.0)) as u64
+    }
+
+    /// Block cache capacity in bytes.
+    pub fn block_cache_bytes(&self) -> u64 {
+        fraction_or_bytes(self.block_cache_size, self.memory_budget())
+    }
+
+    /// Size at which a WAL segment rolls.
+    pub fn wal_roll_size(&self) -> u64 {
+        ((self.wal_block_size as f64) * self.wal_roll_multiplier).max(4096.0) as u64
+    }
+
+    /// Bytes above which a region blocks writes.
+    pub fn memstore_block_size(&self) -> u64 {
+        self.memstore_flush_size.saturating_mul(self.memstore_block_multiplier.max(1))
+    }
+}
+
+fn fraction_or_bytes(v: f64, budget: u64) -> u64 {
+    if v <= 1.0 { (budget as f64 * v) as u64 } else { v as u64 }
+}
+
+fn flatten(prefix: &str, value: &toml::Value, out: &mut BTreeMap<String, String>) {
+    match value {
+        toml::Value::Table(t) => {
+            for (k, v) in t {
+                let name = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                flatten(&name, v, out);
+            }
+        }
+        toml::Value::String(s) => {
+            out.insert(prefix.to_string(), s.clone());
+        }
+        other => {
+            out.insert(prefix.to_string(), other.to_string());
+        }
+    }
+}
+
+/// Physical RAM in bytes (from /proc/meminfo; 8 GiB if unreadable).
+pub fn physical_memory() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
+        .map(|kb| kb * 1024)
+        .unwrap_or(8 << 30)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn toml_nested_and_quoted_names_agree() -> Result<(), SettingsError> {
+        let mut a = Settings::default();
+        a.apply_toml("hbase.hstore.blockingStoreFiles = 7\nhbase.hregion.memstore.flush.size = \"64m\"\n")?;
+        let mut b = Settings::default();
+        b.apply_toml("\"hbase.hstore.blockingStoreFiles\" = 7\n\"hbase.hregion.memstore.flush.size\" = 67108864\n")?;
+        assert_eq!(a, b);
+        assert_eq!(a.blocking_store_files, 7);
+        assert_eq!(a.memstore_flush_size, 64 << 20);
+        Ok(())
+    }
+
+    #[test]
+    fn bad_names_and_values_are_explained() {
+        let mut s = Settings::default();
+        let e = s.apply_override("hbase.hstore.blockingStoreFile=3").err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(e.contains("did you mean 'hbase.hstore.blockingStoreFiles'"), "{e}");
+        let e = s.apply_override("hbase.hstore.compaction.ratio=fast").err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(e.contains("hbase.hstore.compaction.ratio") && e.contains("fast"), "{e}");
+        assert!(s.apply_override("novalue").is_err());
+        assert!(s.apply_toml("= broken").is_err());
+    }
+
+    #[test]
+    fn definitions_cover_every_value() {
+        let s = Settings::default();
+        assert_eq!(s.values().len(), Settings::DEFINITIONS.len());
+        assert_eq!(s.handler_count, 30);
+        assert_eq!(s.wal_roll_size(), 128 << 20);
+        assert_eq!(parse_size("64k"), Some(65536));
+        assert_eq!(parse_size("x"), None);
+    }
+}
