@@ -1,1 +1,36 @@
+//! ferrobase's region engine: everything that stores one region's data on
+//! disk, with no networking.
+//!
+//! Layout (one concept per module, HBase's names):
+//! - [`wal`]: the write-ahead log shared by every region of the process
+//!   (segments, checksummed records, group commit, replay, roll, truncation);
+//! - [`memstore`]: the in-memory sorted cells of one store, swapped out
+//!   whole at flush;
+//! - [`storefile`]: immutable sorted files (blocks, encodings, compression,
+//!   Bloom filter, block index, file info);
+//! - [`cache`]: the process-wide block cache;
+//! - [`scanner`]: merging sources and applying deletes, versions and TTL;
+//! - [`compaction`]: which files to merge, and the merge itself;
+//! - [`region`]: put/get/scan/flush/compact of one region, MVCC read points,
+//!   the manifest that publishes file sets atomically;
+//! - [`engine`]: what regions of one process share (settings, WAL, block
+//!   cache, flush and compaction pools, global memstore accounting, stall
+//!   counters).
+//!
+//! The engine never talks to the network and never panics on bytes read
+//! from disk: every decoder returns [`StorageError::Corrupt`] naming the
+//! file and offset.
 
+pub mod cache;
+pub mod codec;
+pub mod compaction;
+pub mod engine;
+pub mod error;
+pub mod iter;
+pub mod memstore;
+pub mod region;
+pub mod scanner;
+pub mod storefile;
+pub mod wal;
+
+pub use error::{ErrorKind, Result, StorageError};

@@ -1,0 +1,135 @@
+//! Byte-level helpers shared by every on-disk format: LEB128 varints and a
+//! bounds-checked [`Cursor`]. Decoders use the cursor so that no slice index
+//! can panic on a corrupt or truncated input; every getter returns `None`
+//! past the end.
+
+/// Appends `v` as an unsigned LEB128 varint (1–10 bytes).
+pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Bytes `put_varint` writes for `v`.
+pub fn varint_len(mut v: u64) -> usize {
+    let mut n = 1;
+    while v >= 0x80 {
+        v >>= 7;
+        n += 1;
+    }
+    n
+}
+
+/// A forward reader over a byte slice; every read is checked.
+#[derive(Debug, Clone)]
+pub struct Cursor<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Cursor<'a> {
+    /// A cursor at the start of `buf`.
+    pub fn new(buf: &'a [u8]) -> Cursor<'a> {
+        Cursor { buf, pos: 0 }
+    }
+
+    /// Bytes consumed so far.
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// Bytes left.
+    pub fn remaining(&self) -> usize {
+        self.buf.len().saturating_sub(self.pos)
+    }
+
+    /// True when nothing is left.
+    pub fn is_empty(&self) -> bool {
+        self.remaining() == 0
+    }
+
+    /// The next byte.
+    pub fn u8(&mut self) -> Option<u8> {
+        let b = *self.buf.get(self.pos)?;
+        self.pos += 1;
+        Some(b)
+    }
+
+    /// The next `n` bytes.
+    pub fn bytes(&mut self, n: usize) -> Option<&'a [u8]> {
+        let end = self.pos.checked_add(n)?;
+        let s = self.buf.get(self.pos..end)?;
+        self.pos = end;
+        Some(s)
+    }
+
+    /// A little-endian u32.
+    pub fn u32_le(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.bytes(4)?.try_into().ok()?))
+    }
+
+    /// A little-endian u64.
+    pub fn u64_le(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.bytes(8)?.try_into().ok()?))
+    }
+
+    /// A LEB128 varint; `None` if truncated or longer than 10 bytes.
+    pub fn varint(&mut self) -> Option<u64> {
+        let mut v: u64 = 0;
+        for shift in (0..64).step_by(7) {
+            let b = self.u8()?;
+            v |= u64::from(b & 0x7f).checked_shl(shift)?;
+            if b & 0x80 == 0 {
+                return Some(v);
+            }
+        }
+        None
+    }
+
+    /// A varint that must fit in `usize` and be at most `max`.
+    pub fn len(&mut self, max: usize) -> Option<usize> {
+        let v = usize::try_from(self.varint()?).ok()?;
+        (v <= max).then_some(v)
+    }
+
+    /// A varint-length-prefixed byte string.
+    pub fn len_prefixed(&mut self) -> Option<&'a [u8]> {
+        let n = self.len(self.remaining())?;
+        self.bytes(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn varints_round_trip(v in any::<u64>()) {
+            let mut out = Vec::new();
+            put_varint(&mut out, v);
+            prop_assert_eq!(out.len(), varint_len(v));
+            let mut c = Cursor::new(&out);
+            prop_assert_eq!(c.varint(), Some(v));
+            prop_assert!(c.is_empty());
+        }
+
+        #[test]
+        fn garbage_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..32)) {
+            let mut c = Cursor::new(&bytes);
+            while c.varint().is_some() {}
+            let mut c = Cursor::new(&bytes);
+            let _ = c.len_prefixed();
+            let _ = c.u64_le();
+        }
+    }
+
+    #[test]
+    fn overlong_varint_is_rejected() {
+        let mut c = Cursor::new(&[0xff; 11]);
+        assert_eq!(c.varint(), None);
+    }
+}

@@ -1,0 +1,1 @@
+//! (stub) see lib.rs

@@ -1,0 +1,39 @@
+//! The internal sorted order and the cursor every cell source implements.
+//!
+//! Sources (a memstore, a store file, a merge of them) yield *entries*:
+//! an encoded key ([`ferrobase_types::key`]), the sequence id of the write
+//! that made it, and a value. Order: key in HBase cell order, then sequence
+//! id descending, so for identical keys the latest write comes first.
+//! This module owns that order ([`compare_entries`]); it never applies
+//! deletes or versions (see `scanner`).
+
+use crate::error::Result;
+use ferrobase_types::key;
+use std::cmp::Ordering;
+
+/// Compares `(key, seq)` pairs in the internal order.
+pub fn compare_entries(a_key: &[u8], a_seq: u64, b_key: &[u8], b_seq: u64) -> Ordering {
+    key::compare(a_key, b_key).then_with(|| b_seq.cmp(&a_seq))
+}
+
+/// A seekable forward cursor over entries in internal order.
+///
+/// After construction a cursor is unpositioned; call [`seek`](Self::seek)
+/// or [`seek_to_first`](Self::seek_to_first) first. `key`, `seq` and
+/// `value` may only be called while [`valid`](Self::valid) is true.
+pub trait CellIterator: Send {
+    /// Positions at the first entry whose key is ≥ `key` (any sequence id).
+    fn seek(&mut self, key: &[u8]) -> Result<()>;
+    /// Positions at the first entry.
+    fn seek_to_first(&mut self) -> Result<()>;
+    /// True while positioned on an entry.
+    fn valid(&self) -> bool;
+    /// The current entry's encoded key.
+    fn key(&self) -> &[u8];
+    /// The current entry's sequence id.
+    fn seq(&self) -> u64;
+    /// The current entry's value.
+    fn value(&self) -> &[u8];
+    /// Moves to the next entry.
+    fn next(&mut self) -> Result<()>;
+}
