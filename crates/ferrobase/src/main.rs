@@ -1,1 +1,87 @@
-fn main() {}
+//! The `ferrobase` command: one binary, one subcommand per job.
+//!
+//! This file only parses the command line and dispatches; each subcommand
+//! lives in its own module. Errors are reported with `anyhow` and a
+//! non-zero exit code, never a panic.
+
+mod config;
+mod demo;
+mod progress;
+mod storefile_cmd;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// ferrobase: an HBase-style wide-column database.
+#[derive(Parser)]
+#[command(name = "ferrobase", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Open the engine on a data directory, load rows of a WORKLOADS.md
+    /// shape, flush, compact, read them back and print what happened.
+    Demo(demo::DemoArgs),
+    /// Inspect a store file (like `hbase hfile`).
+    Storefile {
+        #[command(subcommand)]
+        command: StorefileCommand,
+    },
+    /// Print every setting with its HBase name, value and meaning.
+    Settings {
+        /// A TOML settings file to apply first.
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// `name=value` overrides, applied after the file.
+        #[arg(long = "set", value_name = "NAME=VALUE")]
+        set: Vec<String>,
+        /// Print a Markdown table (for the README).
+        #[arg(long)]
+        markdown: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum StorefileCommand {
+    /// File info, one `key=value` a line (like `hbase hfile -m -f FILE`).
+    Meta { file: PathBuf },
+    /// Every cell as `row/family:qualifier/timestamp/Type/vlen=N`.
+    Cells {
+        file: PathBuf,
+        /// Also print values.
+        #[arg(long)]
+        values: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Demo(args) => demo::run(args),
+        Command::Storefile { command } => match command {
+            StorefileCommand::Meta { file } => storefile_cmd::meta(&file),
+            StorefileCommand::Cells { file, values } => storefile_cmd::cells(&file, values),
+        },
+        Command::Settings { config, set, markdown } => config::load(config.as_deref(), &set).map(|s| config::print(&s, markdown)),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

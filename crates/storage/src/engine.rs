@@ -1,1 +1,305 @@
-//! (stub) see lib.rs
+//! What the regions of one process share: settings, the WAL, the block
+//! cache, the flush and compaction pools, process-wide memstore accounting
+//! and the stall counters.
+//!
+//! Pools are plain threads fed by channels: `hbase.hstore.flusher.count`
+//! flushers, and `hbase.regionserver.thread.compaction.small/large`
+//! compactors (a request goes to the large pool when the region's files
+//! pass `hbase.regionserver.thread.compaction.throttle`). A chore thread
+//! checks, every 100 ms, the global memstore low mark (forced flushes of
+//! the largest regions) and `hbase.regionserver.maxlogs` (flushes of the
+//! regions pinning the oldest WAL segment).
+//!
+//! Global memstore accounting is one atomic counter updated by each write
+//! and flush (DESIGN rule 2), never a walk over regions on the write path.
+
+mod pools;
+mod stats;
+
+pub use stats::{EngineStats, StallCounters, StallStats};
+
+use crate::cache::BlockCache;
+use crate::error::{Result, StorageError};
+use crate::region::{Region, RegionInfo};
+use crate::wal::{Wal, WalOptions};
+use crossbeam_channel::Sender;
+use ferrobase_types::{Settings, TableDescriptor};
+use parking_lot::{Condvar, Mutex, RwLock};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// A job for a pool.
+pub(crate) enum Job {
+    Flush(u64),
+    Compact(u64),
+}
+
+/// State shared by the engine, its regions and its pools.
+pub struct EngineShared {
+    settings: Settings,
+    data_dir: PathBuf,
+    wal: Arc<Wal>,
+    cache: Arc<BlockCache>,
+    regions: RwLock<HashMap<u64, Arc<Region>>>,
+    global_memstore: AtomicU64,
+    global_limit: u64,
+    global_low_mark: u64,
+    memory_freed: (Mutex<()>, Condvar),
+    compaction_progress: (Mutex<()>, Condvar),
+    flush_tx: Mutex<Option<Sender<Job>>>,
+    small_tx: Mutex<Option<Sender<Job>>>,
+    large_tx: Mutex<Option<Sender<Job>>>,
+    stalls: StallCounters,
+    counters: stats::Counters,
+    compactions_enabled: AtomicBool,
+    flushes_paused: AtomicBool,
+    forced_flush_pending: AtomicBool,
+    shutting_down: AtomicBool,
+}
+
+/// The region engine of one process; see the module docs.
+pub struct Engine {
+    shared: Arc<EngineShared>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl Engine {
+    /// Opens the engine on `dir` (`dir/wal`, `dir/data`), creating them.
+    pub fn open(dir: &Path, settings: Settings) -> Result<Arc<Engine>> {
+        let data_dir = dir.join("data");
+        crate::region::mkdir(&data_dir)?;
+        let wal = Wal::open(
+            &dir.join("wal"),
+            WalOptions {
+                roll_size: settings.wal_roll_size(),
+                async_flush_interval: Duration::from_millis(settings.async_wal_flush_interval_ms.max(1)),
+            },
+        )?;
+        let cache = Arc::new(BlockCache::new(settings.block_cache_bytes()));
+        let shared = Arc::new(EngineShared {
+            global_limit: settings.global_memstore_limit().max(1),
+            global_low_mark: settings.global_memstore_low_mark().max(1),
+            settings,
+            data_dir,
+            wal,
+            cache,
+            regions: RwLock::new(HashMap::new()),
+            global_memstore: AtomicU64::new(0),
+            memory_freed: (Mutex::new(()), Condvar::new()),
+            compaction_progress: (Mutex::new(()), Condvar::new()),
+            flush_tx: Mutex::new(None),
+            small_tx: Mutex::new(None),
+            large_tx: Mutex::new(None),
+            stalls: StallCounters::default(),
+            counters: stats::Counters::default(),
+            compactions_enabled: AtomicBool::new(true),
+            flushes_paused: AtomicBool::new(false),
+            forced_flush_pending: AtomicBool::new(false),
+            shutting_down: AtomicBool::new(false),
+        });
+        let threads = pools::start(&shared);
+        Ok(Arc::new(Engine {
+            shared,
+            threads: Mutex::new(threads),
+        }))
+    }
+
+    /// Opens a region of `table` (replaying its WAL edits) and registers it.
+    pub fn open_region(&self, table: &TableDescriptor, info: RegionInfo) -> Result<Arc<Region>> {
+        if self.shared.shutting_down.load(Ordering::SeqCst) {
+            return Err(StorageError::Closed("engine".into()));
+        }
+        if let Some(r) = self.shared.regions.read().get(&info.id) {
+            return Ok(r.clone());
+        }
+        let region = Region::open(self.shared.clone(), table, info)?;
+        self.shared.regions.write().insert(region.info().id, region.clone());
+        Ok(region)
+    }
+
+    /// An open region by id.
+    pub fn region(&self, id: u64) -> Option<Arc<Region>> {
+        self.shared.regions.read().get(&id).cloned()
+    }
+
+    /// Every open region.
+    pub fn regions(&self) -> Vec<Arc<Region>> {
+        self.shared.regions.read().values().cloned().collect()
+    }
+
+    /// The settings the engine runs with.
+    pub fn settings(&self) -> &Settings {
+        &self.shared.settings
+    }
+
+    /// The shared block cache.
+    pub fn cache(&self) -> &Arc<BlockCache> {
+        &self.shared.cache
+    }
+
+    /// Turns compactions on or off (HBase's `compaction_switch`). Off, no
+    /// new compaction starts; running ones finish.
+    pub fn set_compactions_enabled(&self, on: bool) {
+        self.shared.compactions_enabled.store(on, Ordering::SeqCst);
+        if on {
+            for r in self.regions() {
+                r.maybe_request_compaction();
+            }
+        }
+    }
+
+    /// Holds queued flushes (explicit `flush(true)` calls still run). A
+    /// fault-injection switch for tests of backpressure; not for production.
+    #[doc(hidden)]
+    pub fn set_flushes_paused(&self, paused: bool) {
+        self.shared.flushes_paused.store(paused, Ordering::SeqCst);
+    }
+
+    /// Counters for monitoring and benchmarks.
+    pub fn stats(&self) -> EngineStats {
+        self.shared.stats()
+    }
+
+    /// Closes every region (flushing it), syncs and closes the WAL, stops
+    /// the pools. Idempotent.
+    pub fn close(&self) -> Result<()> {
+        if self.shared.shutting_down.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        self.shared.flushes_paused.store(false, Ordering::SeqCst);
+        let mut first_err = None;
+        for r in self.regions() {
+            if let Err(e) = r.close() {
+                first_err.get_or_insert(e);
+            }
+        }
+        for tx in [&self.shared.flush_tx, &self.shared.small_tx, &self.shared.large_tx] {
+            tx.lock().take();
+        }
+        self.shared.notify_memory_freed();
+        for t in self.threads.lock().drain(..) {
+            let _ = t.join();
+        }
+        if let Err(e) = self.shared.wal.close() {
+            first_err.get_or_insert(e);
+        }
+        match first_err {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        if let Err(e) = self.close() {
+            tracing::warn!(error = %e, "error closing engine");
+        }
+    }
+}
+
+impl EngineShared {
+    pub(crate) fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    pub(crate) fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    pub(crate) fn wal(&self) -> &Arc<Wal> {
+        &self.wal
+    }
+
+    pub(crate) fn cache(&self) -> &Arc<BlockCache> {
+        &self.cache
+    }
+
+    pub(crate) fn stalls(&self) -> &StallCounters {
+        &self.stalls
+    }
+
+    pub(crate) fn compactions_enabled(&self) -> bool {
+        self.compactions_enabled.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn flushes_paused(&self) -> bool {
+        self.flushes_paused.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn region(&self, id: u64) -> Option<Arc<Region>> {
+        self.regions.read().get(&id).cloned()
+    }
+
+    pub(crate) fn forget_region(&self, id: u64) {
+        self.regions.write().remove(&id);
+    }
+
+    pub(crate) fn add_memstore(&self, bytes: u64) {
+        let total = self.global_memstore.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        if total >= self.global_low_mark {
+            self.request_global_flush();
+        }
+    }
+
+    pub(crate) fn over_global_limit(&self) -> bool {
+        self.global_memstore.load(Ordering::Relaxed) >= self.global_limit
+    }
+
+    /// Asks the chore for a forced flush of the largest region.
+    pub(crate) fn request_global_flush(&self) {
+        self.forced_flush_pending.store(true, Ordering::Release);
+    }
+
+    pub(crate) fn flushed(&self, freed: u64, bytes_written: u64) {
+        let _ = self
+            .global_memstore
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| Some(v.saturating_sub(freed)));
+        self.counters.flushes.fetch_add(1, Ordering::Relaxed);
+        self.counters.flushed_bytes.fetch_add(bytes_written, Ordering::Relaxed);
+        self.notify_memory_freed();
+    }
+
+    pub(crate) fn compacted(&self, bytes_in: u64, bytes_out: u64) {
+        self.counters.compactions.fetch_add(1, Ordering::Relaxed);
+        self.counters.compacted_bytes_in.fetch_add(bytes_in, Ordering::Relaxed);
+        self.counters.compacted_bytes_out.fetch_add(bytes_out, Ordering::Relaxed);
+    }
+
+    fn notify_memory_freed(&self) {
+        let _g = self.memory_freed.0.lock();
+        self.memory_freed.1.notify_all();
+    }
+
+    pub(crate) fn wait_memory_freed(&self, timeout: Duration) {
+        let mut g = self.memory_freed.0.lock();
+        let _ = self.memory_freed.1.wait_for(&mut g, timeout);
+    }
+
+    pub(crate) fn notify_compaction_progress(&self) {
+        let _g = self.compaction_progress.0.lock();
+        self.compaction_progress.1.notify_all();
+    }
+
+    pub(crate) fn wait_compaction_progress(&self, timeout: Duration) {
+        let mut g = self.compaction_progress.0.lock();
+        let _ = self.compaction_progress.1.wait_for(&mut g, timeout);
+    }
+
+    pub(crate) fn queue_flush(&self, region: u64) {
+        if let Some(tx) = self.flush_tx.lock().as_ref() {
+            let _ = tx.send(Job::Flush(region));
+        }
+    }
+
+    pub(crate) fn queue_compaction(&self, region: u64, bytes: u64) {
+        let pool = if bytes > self.settings.compaction_throttle { &self.large_tx } else { &self.small_tx };
+        if let Some(tx) = pool.lock().as_ref() {
+            let _ = tx.send(Job::Compact(region));
+        }
+    }
+}

@@ -33,4 +33,6 @@ pub mod scanner;
 pub mod storefile;
 pub mod wal;
 
+pub use engine::{Engine, EngineStats};
 pub use error::{ErrorKind, Result, StorageError};
+pub use region::{Get, Region, RegionInfo, RegionScanner, RegionStatus, Scan};

@@ -1,1 +1,58 @@
-//! (stub) see lib.rs
+//! Store files: the immutable sorted files a flush or a compaction writes
+//! (HBase's HFile role), in ferrobase's own format (`docs/storefile-format.md`).
+//!
+//! ```text
+//!  offset 0                                                     file length
+//!  +---------+---------+-----+-------------+-------------+-----------+---------+
+//!  | data    | data    | ... | Bloom       | block       | file info | trailer |
+//!  | block 0 | block 1 |     | (optional)  | index       |           | 72 B    |
+//!  +---------+---------+-----+-------------+-------------+-----------+---------+
+//!  every block and section is framed and CRC32C-checked (see `block`);
+//!  the trailer points at the sections and ends with the magic `FBSTORE1`.
+//! ```
+//!
+//! Sub-modules, one concept each:
+//! - `block`: the frame around every block/section (kind, codec, raw length,
+//!   CRC32C), and the data block's restart-point footer;
+//!   `block::builder` encodes entries into a block, `block::iterator` decodes
+//!   and seeks inside one;
+//! - `encoding`: the per-entry byte layouts of each DATA_BLOCK_ENCODING;
+//! - `compression`: the block codecs (NONE, SNAPPY, LZ4, ZSTD, GZ);
+//! - `bloom`: the Bloom filter and its on-disk hash;
+//! - `index`: the single-level block index (offset, length, first/last key);
+//! - `fileinfo`: [`FileInfo`] and its serialization;
+//! - `trailer`: the fixed-size trailer;
+//! - `writer`, `reader`, `scanner`: the public types.
+//!
+//! Nothing here applies deletes, versions or TTL (that is `crate::scanner`),
+//! and no decoder indexes into bytes read from disk: every check failure is a
+//! [`StorageError::Corrupt`](crate::StorageError::Corrupt) naming the file and
+//! the byte offset of the bad block or section.
+
+mod block;
+mod bloom;
+mod compression;
+mod encoding;
+mod fileinfo;
+mod index;
+mod reader;
+mod scanner;
+mod trailer;
+mod writer;
+
+pub use fileinfo::FileInfo;
+pub use reader::StoreFileReader;
+pub use scanner::StoreFileScanner;
+pub use writer::StoreFileWriter;
+
+/// The on-disk format version this build writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// The last eight bytes of every store file.
+pub const MAGIC: &[u8; 8] = b"FBSTORE1";
+
+/// Largest uncompressed block or section we accept: bigger lengths in a
+/// header are corruption, and refusing them keeps a bad length from turning
+/// into a huge allocation. A block is BLOCKSIZE (≤ 16 MiB) plus at most one
+/// cell, and HBase caps a cell at 10 MiB by default, so 1 GiB is generous.
+pub(crate) const MAX_BLOCK_LEN: usize = 1 << 30;

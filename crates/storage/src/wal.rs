@@ -1,1 +1,279 @@
-//! (stub) see lib.rs
+//! The write-ahead log: one per process, shared by all its regions.
+//!
+//! Every edit (one row's cells for one region, with its sequence id) is
+//! appended here before it is acknowledged, so that the memstore can be
+//! rebuilt after a crash. Layout on disk (details in `docs/wal-format.md`):
+//!
+//! ```text
+//! wal/
+//!   LOCK                              held (flock) while a Wal is open
+//!   wal-00000000000000000001.log      oldest segment ...
+//!   wal-00000000000000000002.log      ... current segment (appends go here)
+//!
+//! segment: | "FBWALSEG" | version u32 LE | record | record | ...
+//! record:  | 0xA7 | payload len u32 LE | CRC32C(payload) u32 LE | payload |
+//! payload: region varint | seq varint | row | nfam varint
+//!          { family | ncells varint { type u8 | qualifier | ts varint | value } }
+//!          (byte strings are varint-length-prefixed; row and family once per edit)
+//! ```
+//!
+//! Modules, one concept each:
+//! - `record`: frame and payload bytes (no I/O);
+//! - `segment`: file names, header, durable creation;
+//! - `reader`: checked sequential reading of one segment;
+//! - `recovery`: what open does with old segments (torn tail vs corruption);
+//! - `writer`: group commit, roll, failure handling;
+//! - `flusher`: the ASYNC_WAL background thread;
+//! - `tracker`: per-segment region → max seq, flushed seqs, deletion;
+//! - `replay`: per-region replay; `stats`: counters.
+//!
+//! This module only wires them together behind [`Wal`]. The WAL never
+//! panics on bytes read from disk, never skips a bad record (except a torn
+//! tail of the last segment at open, which it reports), and never
+//! acknowledges an append after a failed write.
+
+#[cfg(test)]
+mod fault_tests;
+mod flusher;
+mod reader;
+mod record;
+mod recovery;
+mod replay;
+mod segment;
+mod stats;
+mod tracker;
+mod writer;
+
+pub use recovery::{OpenReport, TruncatedTail};
+pub use stats::WalStats;
+
+use crate::error::{Result, StorageError};
+use bytes::Bytes;
+use ferrobase_types::{CellType, Durability};
+use parking_lot::Mutex;
+use stats::Counters;
+use std::fs::{File, OpenOptions, TryLockError};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+use tracker::Tracker;
+use writer::Writer;
+
+/// Settings of a [`Wal`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WalOptions {
+    /// A segment rolls once it holds more than this many bytes
+    /// (`hbase.regionserver.hlog.blocksize` × `logroll.multiplier`).
+    pub roll_size: u64,
+    /// ASYNC_WAL edits reach the OS at least this often
+    /// (`hbase.regionserver.optionallogflushinterval`).
+    pub async_flush_interval: Duration,
+}
+
+impl Default for WalOptions {
+    fn default() -> WalOptions {
+        WalOptions {
+            roll_size: 128 << 20,
+            async_flush_interval: Duration::from_secs(1),
+        }
+    }
+}
+
+/// One row's edit for one region: the unit of a WAL record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WalEdit {
+    pub region_id: u64,
+    pub seq: u64,
+    pub row: Bytes,
+    pub families: Vec<WalFamily>,
+}
+
+/// The cells of one family in a [`WalEdit`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WalFamily {
+    pub family: Bytes,
+    pub cells: Vec<WalCell>,
+}
+
+/// One cell; row and family come from the enclosing edit and family.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WalCell {
+    pub qualifier: Bytes,
+    pub timestamp: u64,
+    pub cell_type: CellType,
+    pub value: Bytes,
+}
+
+/// The process's write-ahead log. See the module docs.
+pub struct Wal {
+    writer: Arc<Writer>,
+    tracker: Arc<Tracker>,
+    counters: Arc<Counters>,
+    signal: Arc<flusher::Signal>,
+    flusher: Mutex<Option<JoinHandle<()>>>,
+    report: OpenReport,
+    /// The directory lock, released by close.
+    lock: Mutex<Option<File>>,
+}
+
+impl Wal {
+    /// Opens (creating) the directory: validates every old segment (a torn
+    /// tail of the last one is truncated and reported, any other bad record
+    /// is [`StorageError::Corrupt`]), rebuilds the per-segment bookkeeping,
+    /// starts a new segment for appends and the ASYNC_WAL flusher thread.
+    pub fn open(dir: &Path, opts: WalOptions) -> Result<Arc<Wal>> {
+        std::fs::create_dir_all(dir).map_err(|e| StorageError::io(dir, e))?;
+        let lock = lock_dir(dir)?;
+        let (old, report) = recovery::recover(dir)?;
+        let next_id = old.last().map_or(1, |s| s.id + 1);
+        let (file, path) = segment::create(dir, next_id)?;
+        let counters = Arc::new(Counters::default());
+        let tracker = Arc::new(Tracker::new(old, (next_id, path.clone()), counters.clone()));
+        // Segments without edits (e.g. the previous process's last,
+        // unused one) are obsolete right away.
+        tracker.delete_obsolete();
+        let writer = Arc::new(Writer::new(
+            dir,
+            opts.roll_size,
+            (next_id, file, path),
+            tracker.clone(),
+            counters.clone(),
+        ));
+        let signal = Arc::new(flusher::Signal::default());
+        let handle = flusher::spawn(writer.clone(), signal.clone(), opts.async_flush_interval)?;
+        tracing::info!(dir = %dir.display(), %report, "WAL opened");
+        Ok(Arc::new(Wal {
+            writer,
+            tracker,
+            counters,
+            signal,
+            flusher: Mutex::new(Some(handle)),
+            report,
+            lock: Mutex::new(Some(lock)),
+        }))
+    }
+
+    /// What open found: segments, records, max seq, a truncated tail.
+    pub fn open_report(&self) -> OpenReport {
+        self.report.clone()
+    }
+
+    /// Appends `edits` as one group-commit unit (all buffered, or none on
+    /// error). Returns per `durability`: `AsyncWal` once buffered,
+    /// `SyncWal` (and `UseDefault`) once written to the OS, `FsyncWal` once
+    /// fdatasynced; `SkipWal` does nothing. Each edit is its own record:
+    /// after a crash, a prefix of the unit's edits may survive.
+    pub fn append(&self, edits: &[WalEdit], durability: Durability) -> Result<()> {
+        let fsync = match durability {
+            Durability::SkipWal => return Ok(()),
+            Durability::FsyncWal => true,
+            Durability::AsyncWal | Durability::SyncWal | Durability::UseDefault => false,
+        };
+        if edits.is_empty() {
+            return Ok(());
+        }
+        let buffered = self.writer.buffer(edits, fsync)?;
+        if durability == Durability::AsyncWal {
+            if buffered.must_wait {
+                return self.writer.wait(buffered.end, false);
+            }
+            if buffered.kick {
+                self.signal.kick();
+            }
+            return Ok(());
+        }
+        self.writer.wait(buffered.end, fsync)
+    }
+
+    /// Calls `f` for every edit of `region_id` with seq > `after_seq`, in
+    /// file order, across all segments; returns how many were delivered.
+    pub fn replay(
+        &self,
+        region_id: u64,
+        after_seq: u64,
+        f: &mut dyn FnMut(WalEdit) -> Result<()>,
+    ) -> Result<u64> {
+        replay::replay(&self.writer, &self.tracker, region_id, after_seq, f)
+    }
+
+    /// The region has durably flushed every edit with seq <= `flushed_seq`;
+    /// segments (other than the current) that no longer hold unflushed
+    /// edits are deleted.
+    pub fn mark_flushed(&self, region_id: u64, flushed_seq: u64) {
+        self.tracker.mark_flushed(region_id, flushed_seq);
+    }
+
+    /// The region is gone for good: its edits no longer pin segments.
+    pub fn forget_region(&self, region_id: u64) {
+        self.tracker.forget(region_id);
+    }
+
+    /// Regions with unflushed edits in the oldest segment, ascending (for
+    /// `hbase.regionserver.maxlogs` forced flushes).
+    pub fn regions_pinning_oldest_segment(&self) -> Vec<u64> {
+        self.tracker.pinning_oldest()
+    }
+
+    /// Segments on disk, the current one included.
+    pub fn segment_count(&self) -> usize {
+        self.tracker.count()
+    }
+
+    /// Writes and fdatasyncs everything buffered.
+    pub fn sync(&self) -> Result<()> {
+        self.writer.flush(true)
+    }
+
+    /// Syncs, stops the flusher thread and releases the directory; later
+    /// appends fail with [`StorageError::Closed`]. Idempotent.
+    pub fn close(&self) -> Result<()> {
+        let result = self.writer.close();
+        self.tracker.close();
+        self.signal.stop();
+        if let Some(handle) = self.flusher.lock().take() {
+            // The flusher never panics; a join error could only carry one.
+            if handle.join().is_err() {
+                tracing::error!("WAL flusher thread panicked");
+            }
+        }
+        self.lock.lock().take();
+        result
+    }
+
+    /// Counters since open.
+    pub fn stats(&self) -> WalStats {
+        self.counters.snapshot()
+    }
+}
+
+impl Drop for Wal {
+    fn drop(&mut self) {
+        if let Err(e) = self.close() {
+            tracing::error!(error = %e, "WAL close on drop failed");
+        }
+    }
+}
+
+/// Takes an exclusive lock on `dir/LOCK`: two live writers on one WAL
+/// directory would interleave segments and delete each other's files.
+fn lock_dir(dir: &Path) -> Result<File> {
+    let path: PathBuf = dir.join("LOCK");
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| StorageError::io(&path, e))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(TryLockError::WouldBlock) => Err(StorageError::io(
+            &path,
+            std::io::Error::new(
+                std::io::ErrorKind::WouldBlock,
+                "WAL directory is already open (by this or another process)",
+            ),
+        )),
+        Err(TryLockError::Error(e)) => Err(StorageError::io(&path, e)),
+    }
+}

@@ -1,0 +1,151 @@
+//! The merge itself: reads a merged stream of store-file entries and
+//! writes the survivors to a new store file.
+//!
+//! What is dropped:
+//! - always: older writes of an identical key (same cell written twice);
+//! - minor: puts older than TTL when MIN_VERSIONS is 0 (invisible to every
+//!   reader already);
+//! - major (every file of the store is an input): puts masked by delete
+//!   markers, the markers themselves, versions beyond VERSIONS, and puts
+//!   older than TTL beyond MIN_VERSIONS — unless KEEP_DELETED_CELLS keeps
+//!   deleted cells and markers.
+//!
+//! A minor compaction must never drop a delete marker: a put it masks may
+//! live in a file that is not an input.
+
+use crate::error::Result;
+use crate::iter::CellIterator;
+use crate::scanner::MergingIterator;
+use crate::storefile::StoreFileWriter;
+use ferrobase_types::key::KeyRef;
+use ferrobase_types::{CellType, FamilyDescriptor, KeepDeletedCells};
+
+/// Minor or major.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompactionKind {
+    Minor,
+    Major,
+}
+
+/// Counts of what a compaction read and kept.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CompactionOutcome {
+    pub read: u64,
+    pub written: u64,
+}
+
+/// Streams `input` (positioned by this function) into `writer`, applying
+/// the rules of `kind` for `family` at wall-clock `now_ms`.
+pub fn compact_into(
+    input: &mut MergingIterator,
+    writer: &mut StoreFileWriter,
+    family: &FamilyDescriptor,
+    kind: CompactionKind,
+    now_ms: u64,
+) -> Result<CompactionOutcome> {
+    let ttl_cutoff = family.ttl_millis().map(|t| now_ms.saturating_sub(t)).unwrap_or(0);
+    let keep_deleted = family.keep_deleted_cells != KeepDeletedCells::False;
+    let mut outcome = CompactionOutcome::default();
+    let mut prev_key: Vec<u8> = Vec::new();
+    let mut state = RowState::default();
+    input.seek_to_first()?;
+    while input.valid() {
+        outcome.read += 1;
+        let raw = input.key();
+        if raw == prev_key.as_slice() {
+            input.next()?;
+            continue;
+        }
+        let keep = match KeyRef::parse(raw) {
+            // A key that does not parse was rejected by the file reader
+            // already; keep it verbatim rather than guess.
+            None => true,
+            Some(k) => match kind {
+                CompactionKind::Minor => {
+                    !(k.cell_type() == Some(CellType::Put)
+                        && family.min_versions == 0
+                        && ttl_cutoff > 0
+                        && k.timestamp < ttl_cutoff)
+                }
+                CompactionKind::Major => state.keep_major(&k, family, ttl_cutoff, keep_deleted),
+            },
+        };
+        prev_key.clear();
+        prev_key.extend_from_slice(raw);
+        if keep {
+            writer.append(raw, input.seq(), input.value())?;
+            outcome.written += 1;
+        }
+        input.next()?;
+    }
+    Ok(outcome)
+}
+
+#[derive(Default)]
+struct RowState {
+    row: Vec<u8>,
+    family_delete_ts: Option<u64>,
+    family_version_deletes: Vec<u64>,
+    qualifier: Vec<u8>,
+    column_started: bool,
+    delete_column_ts: Option<u64>,
+    version_deletes: Vec<u64>,
+    puts_kept: u32,
+}
+
+impl RowState {
+    fn keep_major(&mut self, k: &KeyRef<'_>, family: &FamilyDescriptor, ttl_cutoff: u64, keep_deleted: bool) -> bool {
+        if k.row != self.row.as_slice() {
+            *self = RowState {
+                row: k.row.to_vec(),
+                ..RowState::default()
+            };
+        }
+        let Some(t) = k.cell_type() else { return true };
+        if t == CellType::DeleteFamily {
+            self.family_delete_ts = Some(self.family_delete_ts.map_or(k.timestamp, |d| d.max(k.timestamp)));
+            return keep_deleted;
+        }
+        if t == CellType::DeleteFamilyVersion {
+            self.family_version_deletes.push(k.timestamp);
+            return keep_deleted;
+        }
+        if !self.column_started || self.qualifier != k.qualifier {
+            self.qualifier = k.qualifier.to_vec();
+            self.column_started = true;
+            self.delete_column_ts = None;
+            self.version_deletes.clear();
+            self.puts_kept = 0;
+        }
+        match t {
+            CellType::DeleteColumn => {
+                self.delete_column_ts = Some(self.delete_column_ts.map_or(k.timestamp, |d| d.max(k.timestamp)));
+                keep_deleted
+            }
+            CellType::Delete => {
+                self.version_deletes.push(k.timestamp);
+                keep_deleted
+            }
+            _ => {
+                let masked = self.family_delete_ts.is_some_and(|d| k.timestamp <= d)
+                    || self.family_version_deletes.contains(&k.timestamp)
+                    || self.delete_column_ts.is_some_and(|d| k.timestamp <= d)
+                    || self.version_deletes.contains(&k.timestamp);
+                if masked && !keep_deleted {
+                    return false;
+                }
+                let expired = ttl_cutoff > 0 && k.timestamp < ttl_cutoff;
+                if expired && self.puts_kept >= family.min_versions {
+                    return false;
+                }
+                if !masked {
+                    if self.puts_kept >= family.versions {
+                        return false;
+                    }
+                    self.puts_kept += 1;
+                }
+                true
+            }
+        }
+    }
+}

@@ -1,0 +1,156 @@
+//! Compaction of a region's stores: select, merge into a temp file, publish
+//! the swap of inputs for output in the manifest, then delete the inputs.
+//!
+//! Flushes may add files while a compaction runs; the swap is computed
+//! against the file list *at publish time*, so those files are kept.
+
+use super::{Region, manifest::sync_dir};
+use crate::compaction::{CompactionKind, compact_into, select_minor};
+use crate::error::{Result, StorageError};
+use crate::iter::CellIterator;
+use crate::scanner::MergingIterator;
+use crate::storefile::{StoreFileReader, StoreFileWriter};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+impl Region {
+    /// Compacts every store now: `major` merges all files of each store and
+    /// applies deletes, TTL and VERSIONS; otherwise a minor compaction runs
+    /// where the ratio policy finds files to merge.
+    pub fn compact(&self, major: bool) -> Result<()> {
+        self.check_open()?;
+        for i in 0..self.stores.len() {
+            self.compact_store(i, major)?;
+        }
+        Ok(())
+    }
+
+    /// Queues a minor compaction if some store has enough files.
+    pub(crate) fn maybe_request_compaction(&self) {
+        let min = self.shared.settings().compaction_min;
+        if self.max_store_files() >= min.max(2) && !self.compaction_requested.swap(true, Ordering::AcqRel) {
+            let bytes = self.status().store_file_bytes;
+            self.shared.queue_compaction(self.info.id, bytes);
+        }
+    }
+
+    /// Runs a queued compaction (called by a compaction pool).
+    pub(crate) fn run_queued_compaction(&self) -> Result<()> {
+        self.compaction_requested.store(false, Ordering::Release);
+        if self.is_closed() || !self.shared.compactions_enabled() {
+            return Ok(());
+        }
+        for i in 0..self.stores.len() {
+            // Keep going while the policy finds work (a burst of flushes
+            // can leave several rounds to do).
+            while self.compact_store(i, false)? {
+                if self.is_closed() || !self.shared.compactions_enabled() {
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Compacts one store; returns whether it did anything.
+    fn compact_store(&self, index: usize, major: bool) -> Result<bool> {
+        let Some(store) = self.stores.get(index) else { return Ok(false) };
+        let _one_at_a_time = store.compaction_lock.lock();
+        let files = match self.state.read().files.get(index) {
+            Some(f) => f.clone(),
+            None => return Ok(false),
+        };
+        // `files` is newest first; the policy wants oldest first.
+        let oldest_first: Vec<Arc<StoreFileReader>> = files.iter().rev().cloned().collect();
+        let settings = self.shared.settings();
+        let (inputs, kind): (Vec<Arc<StoreFileReader>>, CompactionKind) = if major {
+            if oldest_first.is_empty() {
+                return Ok(false);
+            }
+            (oldest_first, CompactionKind::Major)
+        } else {
+            let sizes: Vec<u64> = oldest_first.iter().map(|f| f.size()).collect();
+            let Some(range) =
+                select_minor(&sizes, settings.compaction_min, settings.compaction_max, settings.compaction_ratio)
+            else {
+                return Ok(false);
+            };
+            let kind = if range.len() == oldest_first.len() {
+                CompactionKind::Major
+            } else {
+                CompactionKind::Minor
+            };
+            (oldest_first.get(range).map(|s| s.to_vec()).unwrap_or_default(), kind)
+        };
+        if inputs.is_empty() {
+            return Ok(false);
+        }
+        let bytes_in: u64 = inputs.iter().map(|f| f.size()).sum();
+        let entries: u64 = inputs.iter().map(|f| f.info().entries).sum();
+        let sources: Vec<Box<dyn CellIterator>> =
+            inputs.iter().map(|f| Box::new(f.scanner(false)) as Box<dyn CellIterator>).collect();
+        let mut merged = MergingIterator::new(sources);
+        let name = self.next_file_name();
+        let tmp = self.store_dir_tmp()?.join(&name);
+        let mut writer = StoreFileWriter::create(&tmp, &store.family, entries)?;
+        let outcome = compact_into(&mut merged, &mut writer, &store.family, kind, super::now_ms())?;
+        let info = writer.finish()?;
+        let output = if outcome.written > 0 {
+            let dest = store.dir.join(&name);
+            std::fs::rename(&tmp, &dest).map_err(|e| StorageError::io(&dest, e))?;
+            sync_dir(&store.dir)?;
+            Some((name, StoreFileReader::open(&dest, Some(self.shared.cache().clone()))?))
+        } else {
+            std::fs::remove_file(&tmp).map_err(|e| StorageError::io(&tmp, e))?;
+            None
+        };
+        let input_names: Vec<String> = inputs.iter().filter_map(|f| file_name(f)).collect();
+        {
+            let mut m = self.manifest.lock();
+            let mut next = m.clone();
+            let list = next.stores.entry(store.family.name.clone()).or_default();
+            let pos = list.iter().position(|n| input_names.contains(n)).unwrap_or(0);
+            list.retain(|n| !input_names.contains(n));
+            if let Some((name, _)) = &output {
+                list.insert(pos.min(list.len()), name.clone());
+            }
+            next.max_seq = next.max_seq.max(info.max_seq_id);
+            next.store(&self.dir)?;
+            *m = next;
+        }
+        {
+            let mut st = self.state.write();
+            if let Some(slot) = st.files.get_mut(index) {
+                let mut list: Vec<Arc<StoreFileReader>> = Vec::with_capacity(slot.len());
+                let mut placed = false;
+                // Newest first: the output sits where its newest input was.
+                for f in slot.iter() {
+                    if inputs.iter().any(|i| Arc::ptr_eq(i, f)) {
+                        if !placed {
+                            if let Some((_, r)) = &output {
+                                list.push(r.clone());
+                            }
+                            placed = true;
+                        }
+                    } else {
+                        list.push(f.clone());
+                    }
+                }
+                *slot = Arc::new(list);
+            }
+        }
+        for f in &inputs {
+            f.evict_from_cache();
+            if let Err(e) = std::fs::remove_file(f.path()) {
+                tracing::warn!(file = %f.path().display(), error = %e, "could not delete compacted file");
+            }
+        }
+        self.shared.compacted(bytes_in, info.length);
+        self.shared.notify_compaction_progress();
+        Ok(true)
+    }
+}
+
+fn file_name(f: &StoreFileReader) -> Option<String> {
+    f.path().file_name().map(|n| n.to_string_lossy().to_string())
+}

@@ -1,0 +1,167 @@
+//! Flush: write the memstores out as one new store file per store.
+//!
+//! 1. Under the state write lock (a pointer swap), the active memstores
+//!    become the snapshot and fresh ones take writes. The read point at
+//!    that instant is the *flushed sequence id*: every write at or below it
+//!    completed, so it is in the snapshot or in an earlier file.
+//! 2. Each store's snapshot is written to a temp file, fsynced, renamed
+//!    into the store directory (directory fsynced).
+//! 3. The manifest is replaced atomically with the new files and the
+//!    flushed sequence id; then readers see the files and the snapshot is
+//!    dropped; then the WAL may delete segments holding only flushed edits.
+//!
+//! A crash before 3 leaves orphan files that the next open deletes, and the
+//! WAL still holds every edit. A failed flush keeps the snapshot, and the
+//! next flush retries it before taking a new one.
+
+use super::{Region, manifest::sync_dir};
+use crate::error::{Result, StorageError};
+use crate::iter::CellIterator;
+use crate::memstore::MemStoreSet;
+use crate::storefile::{StoreFileReader, StoreFileWriter};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+impl Region {
+    /// Flushes the memstores. With `wait`, returns when the files are live;
+    /// otherwise queues the flush on the flush pool.
+    pub fn flush(&self, wait: bool) -> Result<()> {
+        self.check_open()?;
+        if wait {
+            self.flush_now(false).map(|_| ())
+        } else {
+            self.request_flush();
+            Ok(())
+        }
+    }
+
+    /// Queues a flush on the engine's flush pool (at most one queued).
+    pub(crate) fn request_flush(&self) {
+        if !self.flush_requested.swap(true, Ordering::AcqRel) {
+            self.shared.queue_flush(self.info.id);
+        }
+    }
+
+    /// Runs a queued flush (called by the flush pool). Before flushing, waits
+    /// while a store has `hbase.hstore.blockingStoreFiles` files, for
+    /// compaction to catch up — but at most `blockingWaitTime`, and not
+    /// at all once writers are blocked on this region's memstore: blocking
+    /// writers because of file count is the stall SEEDS 001 measured.
+    pub(crate) fn run_queued_flush(&self) -> Result<()> {
+        self.flush_requested.store(false, Ordering::Release);
+        if self.is_closed() {
+            return Ok(());
+        }
+        let settings = self.shared.settings();
+        let limit = Duration::from_millis(settings.blocking_wait_time_ms);
+        let start = Instant::now();
+        let mut counted = false;
+        while self.max_store_files() >= settings.blocking_store_files
+            && start.elapsed() < limit
+            && self.memstore_size() < settings.memstore_block_size()
+            && !self.is_closed()
+        {
+            if !counted {
+                self.shared.stalls().delayed_flushes.fetch_add(1, Ordering::Relaxed);
+                counted = true;
+            }
+            self.maybe_request_compaction();
+            self.shared.wait_compaction_progress(Duration::from_millis(50));
+        }
+        self.flush_now(true).map(|_| ())
+    }
+
+    /// Flushes now; returns whether anything was written.
+    pub(crate) fn flush_now(&self, from_pool: bool) -> Result<bool> {
+        let _one_at_a_time = self.flush_lock.lock();
+        if from_pool {
+            while self.shared.flushes_paused() && !self.is_closed() {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+        let (snapshot, flushed_seq) = {
+            let mut st = self.state.write();
+            match &st.snapshot {
+                // An earlier flush failed: retry its snapshot first.
+                Some(s) => (s.clone(), self.manifest.lock().flushed_seq),
+                None => {
+                    if st.active.is_empty() {
+                        return Ok(false);
+                    }
+                    let fresh = Arc::new(MemStoreSet::new(self.stores.len()));
+                    let snap = std::mem::replace(&mut st.active, fresh);
+                    st.snapshot = Some(snap.clone());
+                    (snap, self.mvcc.completed_prefix())
+                }
+            }
+        };
+        let mut written = Vec::new();
+        for (i, store) in self.stores.iter().enumerate() {
+            let Some(mem) = snapshot.stores.get(i) else { continue };
+            if mem.is_empty() {
+                continue;
+            }
+            let name = self.next_file_name();
+            let tmp = self.store_dir_tmp()?.join(&name);
+            let mut writer = StoreFileWriter::create(&tmp, &store.family, mem.len() as u64)?;
+            let mut it = mem.scanner(u64::MAX);
+            it.seek_to_first()?;
+            let mut prev: Vec<u8> = Vec::new();
+            while it.valid() {
+                // Identical keys: only the newest write (first) survives.
+                if it.key() != prev.as_slice() {
+                    writer.append(it.key(), it.seq(), it.value())?;
+                    prev.clear();
+                    prev.extend_from_slice(it.key());
+                }
+                it.next()?;
+            }
+            let info = writer.finish()?;
+            let dest = store.dir.join(&name);
+            std::fs::rename(&tmp, &dest).map_err(|e| StorageError::io(&dest, e))?;
+            sync_dir(&store.dir)?;
+            written.push((i, name, dest, info.max_seq_id, info.length));
+        }
+        let mut readers = Vec::new();
+        for (i, _, dest, _, _) in &written {
+            readers.push((*i, StoreFileReader::open(dest, Some(self.shared.cache().clone()))?));
+        }
+        {
+            let mut m = self.manifest.lock();
+            let mut next = m.clone();
+            for (i, name, _, max_seq, _) in &written {
+                if let Some(store) = self.stores.get(*i) {
+                    next.stores.entry(store.family.name.clone()).or_default().push(name.clone());
+                }
+                next.max_seq = next.max_seq.max(*max_seq);
+            }
+            next.flushed_seq = next.flushed_seq.max(flushed_seq);
+            next.store(&self.dir)?;
+            *m = next;
+        }
+        {
+            let mut st = self.state.write();
+            for (i, reader) in readers {
+                if let Some(slot) = st.files.get_mut(i) {
+                    let mut list = Vec::with_capacity(slot.len() + 1);
+                    list.push(reader);
+                    list.extend(slot.iter().cloned());
+                    *slot = Arc::new(list);
+                }
+            }
+            st.snapshot = None;
+        }
+        let freed = snapshot.size();
+        self.memstore_size.fetch_sub(freed.min(self.memstore_size()), Ordering::Relaxed);
+        self.shared.flushed(freed, written.iter().map(|w| w.4).sum());
+        self.shared.wal().mark_flushed(self.info.id, flushed_seq);
+        self.maybe_request_compaction();
+        Ok(true)
+    }
+
+    /// Most files in any store.
+    pub(crate) fn max_store_files(&self) -> usize {
+        self.state.read().files.iter().map(|f| f.len()).max().unwrap_or(0)
+    }
+}

@@ -1,0 +1,208 @@
+//! The write path: validate, wait out backpressure, take a sequence id,
+//! append to the WAL, insert into the memstore, advance the read point.
+
+use super::{Region, Store};
+use crate::error::{Result, StorageError};
+use crate::memstore::MemStoreSet;
+use crate::wal::{WalCell, WalEdit, WalFamily};
+use bytes::Bytes;
+use ferrobase_types::{CellType, Durability, LATEST_TIMESTAMP, RowMutation, key};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+impl Region {
+    /// Applies one row mutation atomically.
+    pub fn mutate(&self, mutation: RowMutation) -> Result<()> {
+        self.mutate_batch(std::slice::from_ref(&mutation))
+    }
+
+    /// Applies several row mutations with one WAL append (one group-commit
+    /// unit) and one sequence id: they become visible together.
+    pub fn mutate_batch(&self, mutations: &[RowMutation]) -> Result<()> {
+        self.check_open()?;
+        let max_cell = self.shared.settings().keyvalue_max_size;
+        for m in mutations {
+            m.validate(max_cell)?;
+            if !self.info.contains_row(&m.row) {
+                return Err(StorageError::WrongRegion {
+                    region: self.info.name(),
+                    row: ferrobase_types::binary::to_string_binary(&m.row),
+                });
+            }
+            for c in &m.mutations {
+                self.store_index(&c.family)?;
+            }
+        }
+        if mutations.is_empty() {
+            return Ok(());
+        }
+        self.wait_for_memory()?;
+        let now = super::now_ms();
+        let mut edits = Vec::with_capacity(mutations.len());
+        for m in mutations {
+            edits.push(self.build_edit(m, now)?);
+        }
+        let table_default = self.table.durability;
+        let logged: Vec<bool> = mutations
+            .iter()
+            .map(|m| m.durability.resolve(table_default) != Durability::SkipWal)
+            .collect();
+        let wal_durability = mutations
+            .iter()
+            .zip(&logged)
+            .filter(|(_, l)| **l)
+            .map(|(m, _)| m.durability.resolve(table_default))
+            .max();
+
+        let seq = self.mvcc.begin();
+        for e in &mut edits {
+            e.seq = seq;
+        }
+        if let Some(durability) = wal_durability {
+            let appended = if logged.iter().all(|l| *l) {
+                self.shared.wal().append(&edits, durability)
+            } else {
+                let some: Vec<WalEdit> = edits
+                    .iter()
+                    .zip(&logged)
+                    .filter(|(_, l)| **l)
+                    .map(|(e, _)| e.clone())
+                    .collect();
+                self.shared.wal().append(&some, durability)
+            };
+            if let Err(e) = appended {
+                // Nothing was inserted: completing the id keeps the read
+                // point moving without exposing anything.
+                self.mvcc.complete(seq);
+                return Err(e);
+            }
+        }
+        let added = {
+            let st = self.state.read();
+            edits.iter().map(|e| insert_edit(&self.stores, &st.active, e)).sum::<u64>()
+        };
+        self.mvcc.complete(seq);
+        self.write_requests.fetch_add(mutations.len() as u64, Ordering::Relaxed);
+        let size = self.memstore_size.fetch_add(added, Ordering::Relaxed) + added;
+        self.shared.add_memstore(added);
+        if size >= self.shared.settings().memstore_flush_size {
+            self.request_flush();
+        }
+        Ok(())
+    }
+
+    /// Resolves timestamps and groups cells by family.
+    fn build_edit(&self, m: &RowMutation, now: u64) -> Result<WalEdit> {
+        let mut families: Vec<WalFamily> = Vec::new();
+        for c in &m.mutations {
+            let mut ts = c.timestamp;
+            if ts == LATEST_TIMESTAMP {
+                ts = if c.kind == CellType::Delete {
+                    // HBase's Delete of "the latest version": find it now.
+                    self.latest_timestamp(&m.row, &c.family, &c.qualifier)?.unwrap_or(now)
+                } else {
+                    now
+                };
+            }
+            let cell = WalCell {
+                qualifier: c.qualifier.clone(),
+                timestamp: ts,
+                cell_type: c.kind,
+                value: c.value.clone(),
+            };
+            match families.iter_mut().find(|f| f.family == c.family) {
+                Some(f) => f.cells.push(cell),
+                None => families.push(WalFamily {
+                    family: c.family.clone(),
+                    cells: vec![cell],
+                }),
+            }
+        }
+        Ok(WalEdit {
+            region_id: self.info.id,
+            seq: 0,
+            row: m.row.clone(),
+            families,
+        })
+    }
+
+    fn latest_timestamp(&self, row: &Bytes, family: &Bytes, qualifier: &Bytes) -> Result<Option<u64>> {
+        let mut get = super::Get::new(row.clone());
+        get.add_column(family.clone(), qualifier.clone());
+        Ok(self.get(&get)?.first().map(|c| c.timestamp))
+    }
+
+    /// Backpressure (DESIGN rules 2–4): waits while this region's memstore
+    /// is above `block.multiplier × flush.size` or the process is above its
+    /// global memstore limit, asking for flushes; fails with "region too
+    /// busy" after `hbase.hstore.blockingWaitTime`.
+    fn wait_for_memory(&self) -> Result<()> {
+        let block_at = self.shared.settings().memstore_block_size();
+        let over = |r: &Region| {
+            if r.memstore_size() >= block_at {
+                Some("memstore above hbase.hregion.memstore.block.multiplier × flush size")
+            } else if r.shared.over_global_limit() {
+                Some("process memstore above hbase.regionserver.global.memstore.size")
+            } else {
+                None
+            }
+        };
+        let Some(mut reason) = over(self) else {
+            return Ok(());
+        };
+        let start = Instant::now();
+        let limit = Duration::from_millis(self.shared.settings().blocking_wait_time_ms);
+        self.shared.stalls().blocked_writes.fetch_add(1, Ordering::Relaxed);
+        loop {
+            if self.memstore_size() >= block_at {
+                self.request_flush();
+            } else {
+                self.shared.request_global_flush();
+            }
+            let waited = start.elapsed();
+            if waited >= limit {
+                self.shared.stalls().too_busy.fetch_add(1, Ordering::Relaxed);
+                self.shared.stalls().add_blocked_time(waited);
+                return Err(StorageError::RegionTooBusy {
+                    region: self.info.name(),
+                    reason: reason.to_string(),
+                    waited_ms: waited.as_millis() as u64,
+                });
+            }
+            self.shared.wait_memory_freed((limit - waited).min(Duration::from_millis(50)));
+            self.check_open()?;
+            match over(self) {
+                None => {
+                    self.shared.stalls().add_blocked_time(start.elapsed());
+                    return Ok(());
+                }
+                Some(r) => reason = r,
+            }
+        }
+    }
+}
+
+/// Inserts an edit's cells into `active`; returns the bytes added. Keys of
+/// one edit share a single allocation (sliced per cell).
+pub(crate) fn insert_edit(stores: &[Store], active: &MemStoreSet, edit: &WalEdit) -> u64 {
+    let mut added = 0;
+    for fam in &edit.families {
+        let Some(idx) = stores.iter().position(|s| s.family_bytes == fam.family) else {
+            // A family dropped since the edit was logged: nothing to keep.
+            continue;
+        };
+        let Some(memstore) = active.stores.get(idx) else { continue };
+        let mut buf = Vec::new();
+        let mut bounds = Vec::with_capacity(fam.cells.len());
+        for c in &fam.cells {
+            let start = buf.len();
+            key::encode_into(&mut buf, &edit.row, &fam.family, &c.qualifier, c.timestamp, c.cell_type);
+            bounds.push((start, buf.len()));
+        }
+        let buf = Bytes::from(buf);
+        for (c, (s, e)) in fam.cells.iter().zip(bounds) {
+            added += memstore.insert(buf.slice(s..e), edit.seq, c.timestamp, c.value.clone());
+        }
+    }
+    added
+}

@@ -1,0 +1,98 @@
+//! Builds one data block payload: encoded entries, then the restart-point
+//! footer (layout in `block`).
+//!
+//! Restart points: every [`RESTART_INTERVAL`] entries, where the encoding's
+//! "previous entry" state resets so a reader can start decoding there. For
+//! ROW_INDEX_V1 every row start is a restart point (that footer *is* HBase's
+//! row index), plus one every [`RESTART_INTERVAL`] entries inside long rows so
+//! a seek never walks more than that many entries.
+//!
+//! The builder owns no I/O and no ordering checks (the writer validates keys
+//! and order before calling [`BlockBuilder::add`]). Its buffers are reused
+//! from block to block.
+
+use super::FOOTER_LEN;
+use crate::storefile::encoding::{self, Prev, RESTART_INTERVAL};
+use ferrobase_types::{DataBlockEncoding, key};
+
+/// See the module docs.
+pub(crate) struct BlockBuilder {
+    encoding: DataBlockEncoding,
+    buf: Vec<u8>,
+    restarts: Vec<u32>,
+    since_restart: usize,
+    prev: Prev,
+    entries: usize,
+}
+
+impl BlockBuilder {
+    pub fn new(encoding: DataBlockEncoding, capacity: usize) -> BlockBuilder {
+        BlockBuilder {
+            encoding,
+            buf: Vec::with_capacity(capacity),
+            restarts: Vec::new(),
+            since_restart: 0,
+            prev: Prev::default(),
+            entries: 0,
+        }
+    }
+
+    /// True when no entry was added since the last [`reset`](Self::reset).
+    pub fn is_empty(&self) -> bool {
+        self.entries == 0
+    }
+
+    /// The payload size if the block were finished now.
+    pub fn size_estimate(&self) -> usize {
+        self.buf.len() + 4 * self.restarts.len() + FOOTER_LEN
+    }
+
+    fn restart_due(&self, key: &[u8]) -> bool {
+        if self.entries == 0 || self.since_restart >= RESTART_INTERVAL {
+            return true;
+        }
+        self.encoding == DataBlockEncoding::RowIndexV1
+            && key::row_of(key) != key::row_of(&self.prev.key)
+    }
+
+    /// Appends an entry. The caller keeps the block under 4 GiB (restart
+    /// offsets are u32), which `MAX_BLOCK_LEN` guarantees.
+    pub fn add(&mut self, key: &[u8], seq: u64, value: &[u8]) {
+        if self.restart_due(key) {
+            self.restarts.push(self.buf.len() as u32);
+            self.prev.reset();
+            self.since_restart = 0;
+        }
+        encoding::encode_entry(
+            self.encoding,
+            &mut self.prev,
+            &mut self.buf,
+            key,
+            seq,
+            value,
+        );
+        self.since_restart += 1;
+        self.entries += 1;
+    }
+
+    /// Appends the footer and returns the finished payload; call
+    /// [`reset`](Self::reset) before adding again.
+    pub fn finish(&mut self) -> &[u8] {
+        for r in &self.restarts {
+            self.buf.extend_from_slice(&r.to_le_bytes());
+        }
+        self.buf
+            .extend_from_slice(&(self.restarts.len() as u32).to_le_bytes());
+        self.buf.push(encoding::code(self.encoding));
+        &self.buf
+    }
+
+    /// Starts a new block, keeping allocations.
+    pub fn reset(&mut self) {
+        self.buf.clear();
+        self.restarts.clear();
+        self.since_restart = 0;
+        self.prev.reset();
+        self.entries = 0;
+    }
+}

@@ -1,0 +1,409 @@
+//! Per-entry byte layouts of each DATA_BLOCK_ENCODING.
+//!
+//! Every entry stores its key, its sequence id and its value. Encodings that
+//! share bytes with the previous entry (PREFIX, DIFF, FAST_DIFF) carry a
+//! [`Prev`] state, which a block resets at every *restart point* (the block
+//! footer lists them, see `block`): an entry at a restart point is decoded
+//! from the reset state, so a seek can start at any restart point.
+//!
+//! ```text
+//! NONE, ROW_INDEX_V1 (plain):
+//!   [klen v][vlen v][seq v][key: klen B][value: vlen B]
+//! PREFIX (key shares `shared` leading bytes with the previous key):
+//!   [shared v][unshared v][vlen v][seq v][key suffix: unshared B][value]
+//! DIFF (prefix over the row/family/qualifier part only; timestamp as a
+//!       zigzag varint delta against the previous cell's; type byte apart):
+//!   [shared v][unshared v][vlen v][seq v][ts delta zz-v][type u8][col suffix][value]
+//! FAST_DIFF (DIFF plus a flag byte; every field equal to the previous
+//!            cell's is omitted, so a run of versions costs a few bytes):
+//!   [flags u8][shared v]? [unshared v]? [vlen v]? [seq v]? [ts delta zz-v]? [type u8]? [col suffix][value]
+//!   flags: 0x01 SAME_COLUMN (no shared/unshared, suffix empty)
+//!          0x02 SAME_VLEN   0x04 SAME_SEQ   0x08 SAME_TS   0x10 SAME_TYPE
+//! v = LEB128 varint; zz-v = zigzag of the wrapping i64 difference, as varint.
+//! ```
+//!
+//! The key of a cell is `column part ‖ ts (u64 BE) ‖ type (u8)`, where the
+//! column part is `rowlen ‖ row ‖ famlen ‖ family ‖ qualifier`
+//! (`ferrobase_types::key`); DIFF and FAST_DIFF rely on the last nine bytes
+//! being timestamp and type, which the writer guarantees by parsing every key.
+//!
+//! This module never allocates per entry (keys are rebuilt in the caller's
+//! reused buffer) and never indexes into its input: decoding goes through
+//! [`Cursor`], and every failure is an `Err` with a short reason.
+
+use crate::codec::{Cursor, put_varint};
+use ferrobase_types::DataBlockEncoding;
+
+/// Entries between restart points (NONE, PREFIX, DIFF, FAST_DIFF; ROW_INDEX_V1
+/// restarts at every row and at least this often).
+pub(crate) const RESTART_INTERVAL: usize = 16;
+
+/// Bytes at the end of a key that are timestamp and type.
+const TS_TYPE_LEN: usize = 9;
+
+const SAME_COLUMN: u8 = 0x01;
+const SAME_VLEN: u8 = 0x02;
+const SAME_SEQ: u8 = 0x04;
+const SAME_TS: u8 = 0x08;
+const SAME_TYPE: u8 = 0x10;
+const ALL_FLAGS: u8 = SAME_COLUMN | SAME_VLEN | SAME_SEQ | SAME_TS | SAME_TYPE;
+
+/// The stored code of an encoding (block footers and the file info).
+pub(crate) fn code(e: DataBlockEncoding) -> u8 {
+    match e {
+        DataBlockEncoding::None => 0,
+        DataBlockEncoding::Prefix => 1,
+        DataBlockEncoding::Diff => 2,
+        DataBlockEncoding::FastDiff => 3,
+        DataBlockEncoding::RowIndexV1 => 4,
+    }
+}
+
+/// The encoding of a stored code.
+pub(crate) fn from_code(c: u8) -> Option<DataBlockEncoding> {
+    Some(match c {
+        0 => DataBlockEncoding::None,
+        1 => DataBlockEncoding::Prefix,
+        2 => DataBlockEncoding::Diff,
+        3 => DataBlockEncoding::FastDiff,
+        4 => DataBlockEncoding::RowIndexV1,
+        _ => return None,
+    })
+}
+
+/// The previous entry as both sides of an encoding see it; also the decoded
+/// current entry on the read side.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Prev {
+    /// The full key.
+    pub key: Vec<u8>,
+    /// Length of the column part of `key` (DIFF, FAST_DIFF).
+    pub col_len: usize,
+    pub ts: u64,
+    pub typ: u8,
+    pub vlen: usize,
+    pub seq: u64,
+}
+
+impl Prev {
+    /// The state at a restart point. Keeps the key buffer's allocation.
+    pub fn reset(&mut self) {
+        self.key.clear();
+        self.col_len = 0;
+        self.ts = 0;
+        self.typ = 0;
+        self.vlen = 0;
+        self.seq = 0;
+    }
+}
+
+fn shared_len(a: &[u8], b: &[u8]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+fn zigzag(d: i64) -> u64 {
+    ((d << 1) ^ (d >> 63)) as u64
+}
+
+fn unzigzag(z: u64) -> i64 {
+    ((z >> 1) as i64) ^ -((z & 1) as i64)
+}
+
+/// Splits a key into column part, timestamp and type. The writer only hands
+/// over keys that parse, so the short-key fallback never runs in practice.
+fn split_key(key: &[u8]) -> (&[u8], u64, u8) {
+    let Some(col_len) = key.len().checked_sub(TS_TYPE_LEN) else {
+        return (key, 0, 0);
+    };
+    let (col, tail) = key.split_at(col_len);
+    let mut c = Cursor::new(tail);
+    let ts = c
+        .bytes(8)
+        .and_then(|b| b.try_into().ok())
+        .map(u64::from_be_bytes)
+        .unwrap_or(0);
+    (col, ts, c.u8().unwrap_or(0))
+}
+
+/// Appends one entry to `out` and makes it the new `prev`.
+pub(crate) fn encode_entry(
+    encoding: DataBlockEncoding,
+    prev: &mut Prev,
+    out: &mut Vec<u8>,
+    key: &[u8],
+    seq: u64,
+    value: &[u8],
+) {
+    match encoding {
+        DataBlockEncoding::None | DataBlockEncoding::RowIndexV1 => {
+            put_varint(out, key.len() as u64);
+            put_varint(out, value.len() as u64);
+            put_varint(out, seq);
+            out.extend_from_slice(key);
+        }
+        DataBlockEncoding::Prefix => {
+            let shared = shared_len(&prev.key, key);
+            let suffix = key.get(shared..).unwrap_or_default();
+            put_varint(out, shared as u64);
+            put_varint(out, suffix.len() as u64);
+            put_varint(out, value.len() as u64);
+            put_varint(out, seq);
+            out.extend_from_slice(suffix);
+        }
+        DataBlockEncoding::Diff => {
+            let (col, ts, typ) = split_key(key);
+            let shared = shared_len(prev.key.get(..prev.col_len).unwrap_or_default(), col);
+            let suffix = col.get(shared..).unwrap_or_default();
+            put_varint(out, shared as u64);
+            put_varint(out, suffix.len() as u64);
+            put_varint(out, value.len() as u64);
+            put_varint(out, seq);
+            put_varint(out, zigzag(ts.wrapping_sub(prev.ts) as i64));
+            out.push(typ);
+            out.extend_from_slice(suffix);
+            prev.col_len = col.len();
+            prev.ts = ts;
+            prev.typ = typ;
+        }
+        DataBlockEncoding::FastDiff => {
+            let (col, ts, typ) = split_key(key);
+            let prev_col = prev.key.get(..prev.col_len).unwrap_or_default();
+            // Empty columns never occur (the row length alone is 2 bytes),
+            // but "same column" after a reset would then be ambiguous.
+            let same_col = !col.is_empty() && prev_col == col;
+            let mut flags = 0;
+            if same_col {
+                flags |= SAME_COLUMN;
+            }
+            if value.len() == prev.vlen {
+                flags |= SAME_VLEN;
+            }
+            if seq == prev.seq {
+                flags |= SAME_SEQ;
+            }
+            if ts == prev.ts {
+                flags |= SAME_TS;
+            }
+            if typ == prev.typ {
+                flags |= SAME_TYPE;
+            }
+            out.push(flags);
+            let mut suffix: &[u8] = &[];
+            if !same_col {
+                let shared = shared_len(prev_col, col);
+                suffix = col.get(shared..).unwrap_or_default();
+                put_varint(out, shared as u64);
+                put_varint(out, suffix.len() as u64);
+            }
+            if flags & SAME_VLEN == 0 {
+                put_varint(out, value.len() as u64);
+            }
+            if flags & SAME_SEQ == 0 {
+                put_varint(out, seq);
+            }
+            if flags & SAME_TS == 0 {
+                put_varint(out, zigzag(ts.wrapping_sub(prev.ts) as i64));
+            }
+            if flags & SAME_TYPE == 0 {
+                out.push(typ);
+            }
+            out.extend_from_slice(suffix);
+            prev.col_len = col.len();
+            prev.ts = ts;
+            prev.typ = typ;
+        }
+    }
+    out.extend_from_slice(value);
+    prev.key.clear();
+    prev.key.extend_from_slice(key);
+    prev.vlen = value.len();
+    prev.seq = seq;
+}
+
+/// Where a decoded entry's value sits and where the next entry starts,
+/// both as offsets into the slice given to [`decode_entry`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Decoded {
+    pub value_start: usize,
+    pub next: usize,
+}
+
+/// Decodes the entry at `pos` of `entries` into `cur` (which holds the
+/// previous entry, or the reset state at a restart point).
+pub(crate) fn decode_entry(
+    encoding: DataBlockEncoding,
+    cur: &mut Prev,
+    entries: &[u8],
+    pos: usize,
+) -> Result<Decoded, &'static str> {
+    let input = entries.get(pos..).ok_or("entry offset past the entries")?;
+    let mut c = Cursor::new(input);
+    let max = input.len();
+    match encoding {
+        DataBlockEncoding::None | DataBlockEncoding::RowIndexV1 => {
+            let klen = c.len(max).ok_or("bad key length")?;
+            let vlen = c.len(max).ok_or("bad value length")?;
+            let seq = c.varint().ok_or("bad sequence id")?;
+            let key = c.bytes(klen).ok_or("key overruns the block")?;
+            cur.key.clear();
+            cur.key.extend_from_slice(key);
+            cur.vlen = vlen;
+            cur.seq = seq;
+        }
+        DataBlockEncoding::Prefix => {
+            let shared = c.len(cur.key.len()).ok_or("bad shared key length")?;
+            let unshared = c.len(max).ok_or("bad key suffix length")?;
+            let vlen = c.len(max).ok_or("bad value length")?;
+            let seq = c.varint().ok_or("bad sequence id")?;
+            let suffix = c.bytes(unshared).ok_or("key overruns the block")?;
+            cur.key.truncate(shared);
+            cur.key.extend_from_slice(suffix);
+            cur.vlen = vlen;
+            cur.seq = seq;
+        }
+        DataBlockEncoding::Diff => {
+            let shared = c.len(cur.col_len).ok_or("bad shared key length")?;
+            let unshared = c.len(max).ok_or("bad key suffix length")?;
+            let vlen = c.len(max).ok_or("bad value length")?;
+            let seq = c.varint().ok_or("bad sequence id")?;
+            let ts_delta = c.varint().ok_or("bad timestamp delta")?;
+            let typ = c.u8().ok_or("missing type")?;
+            let suffix = c.bytes(unshared).ok_or("key overruns the block")?;
+            cur.ts = cur.ts.wrapping_add(unzigzag(ts_delta) as u64);
+            cur.typ = typ;
+            cur.vlen = vlen;
+            cur.seq = seq;
+            rebuild_key(cur, shared, suffix);
+        }
+        DataBlockEncoding::FastDiff => {
+            let flags = c.u8().ok_or("missing flags")?;
+            if flags & !ALL_FLAGS != 0 {
+                return Err("unknown FAST_DIFF flags");
+            }
+            let (shared, unshared) = if flags & SAME_COLUMN != 0 {
+                (cur.col_len, 0)
+            } else {
+                let shared = c.len(cur.col_len).ok_or("bad shared key length")?;
+                (shared, c.len(max).ok_or("bad key suffix length")?)
+            };
+            if flags & SAME_VLEN == 0 {
+                cur.vlen = c.len(max).ok_or("bad value length")?;
+            }
+            if flags & SAME_SEQ == 0 {
+                cur.seq = c.varint().ok_or("bad sequence id")?;
+            }
+            if flags & SAME_TS == 0 {
+                let d = c.varint().ok_or("bad timestamp delta")?;
+                cur.ts = cur.ts.wrapping_add(unzigzag(d) as u64);
+            }
+            if flags & SAME_TYPE == 0 {
+                cur.typ = c.u8().ok_or("missing type")?;
+            }
+            let suffix = c.bytes(unshared).ok_or("key overruns the block")?;
+            rebuild_key(cur, shared, suffix);
+        }
+    }
+    let value_start = pos + c.position();
+    c.bytes(cur.vlen).ok_or("value overruns the block")?;
+    Ok(Decoded {
+        value_start,
+        next: pos + c.position(),
+    })
+}
+
+/// DIFF/FAST_DIFF: keeps `shared` bytes of the previous column part, appends
+/// the suffix, then the current timestamp and type.
+fn rebuild_key(cur: &mut Prev, shared: usize, suffix: &[u8]) {
+    // `shared <= cur.col_len <= cur.key.len()` was checked by the caller.
+    cur.key.truncate(shared);
+    cur.key.extend_from_slice(suffix);
+    cur.col_len = cur.key.len();
+    cur.key.extend_from_slice(&cur.ts.to_be_bytes());
+    cur.key.push(cur.typ);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ferrobase_types::{CellType, key};
+
+    fn round_trip(encoding: DataBlockEncoding, entries: &[(Vec<u8>, u64, Vec<u8>)]) {
+        let mut prev = Prev::default();
+        let mut out = Vec::new();
+        for (k, s, v) in entries {
+            encode_entry(encoding, &mut prev, &mut out, k, *s, v);
+        }
+        let mut cur = Prev::default();
+        let mut pos = 0;
+        for (k, s, v) in entries {
+            let d = decode_entry(encoding, &mut cur, &out, pos)
+                .unwrap_or_else(|e| panic!("{encoding}: {e}"));
+            assert_eq!(&cur.key, k, "{encoding}");
+            assert_eq!(cur.seq, *s);
+            assert_eq!(
+                out.get(d.value_start..d.value_start + cur.vlen),
+                Some(v.as_slice())
+            );
+            pos = d.next;
+        }
+        assert_eq!(pos, out.len());
+    }
+
+    #[test]
+    fn every_encoding_round_trips() {
+        let mut entries = Vec::new();
+        for (i, row) in [&b"a"[..], b"a", b"ab", b"b\x00", b"b\x00\xff"]
+            .iter()
+            .enumerate()
+        {
+            for ts in [u64::MAX, 1_700_000_000_000, 5, 0] {
+                let t = if i % 2 == 0 {
+                    CellType::Put
+                } else {
+                    CellType::DeleteColumn
+                };
+                entries.push((
+                    key::encode(row, b"f", format!("q{i}").as_bytes(), ts, t),
+                    (i as u64) / 2,
+                    vec![i as u8; i],
+                ));
+            }
+        }
+        for e in DataBlockEncoding::ALL {
+            round_trip(*e, &entries);
+        }
+    }
+
+    #[test]
+    fn zigzag_round_trips_extremes() {
+        for d in [0, 1, -1, i64::MAX, i64::MIN, 42, -42] {
+            assert_eq!(unzigzag(zigzag(d)), d);
+        }
+    }
+
+    #[test]
+    fn codes_round_trip() {
+        for e in DataBlockEncoding::ALL {
+            assert_eq!(from_code(code(*e)), Some(*e));
+        }
+        assert_eq!(from_code(9), None);
+    }
+
+    #[test]
+    fn garbage_is_an_error_not_a_panic() {
+        let mut cur = Prev::default();
+        for e in DataBlockEncoding::ALL {
+            for bytes in [
+                &[0xffu8; 12][..],
+                &[1, 5, 0, 0],
+                &[0x20],
+                &[],
+                &[3, 0, 0, 0, 1],
+            ] {
+                cur.reset();
+                let _ = decode_entry(*e, &mut cur, bytes, 0);
+                let _ = decode_entry(*e, &mut cur, bytes, 100);
+            }
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! [`StoreFileScanner`]: a [`CellIterator`] over one store file.
+//!
+//! A seek binary-searches the in-memory block index for the one block that
+//! can hold the key (first block whose last key is ≥ it), then seeks inside
+//! that block (restart points, then a short walk); `next` crosses into the
+//! following blocks. The current block stays loaded, so consecutive seeks
+//! into it (a get after a get, a scanner re-seek) cost no cache lookup.
+//!
+//! The scanner never applies deletes or versions and never swallows an
+//! error: a bad block ends the scan with `Corrupt` (file path, block offset).
+
+use super::block::iterator::BlockIter;
+use super::reader::StoreFileReader;
+use crate::error::{Result, StorageError};
+use crate::iter::CellIterator;
+use bytes::Bytes;
+use std::sync::Arc;
+
+/// See the module docs.
+pub struct StoreFileScanner {
+    reader: Arc<StoreFileReader>,
+    cache_blocks: bool,
+    /// Index of the block in `iter`, if any.
+    block: Option<usize>,
+    iter: BlockIter,
+}
+
+impl StoreFileScanner {
+    pub(super) fn new(reader: Arc<StoreFileReader>, cache_blocks: bool) -> StoreFileScanner {
+        StoreFileScanner {
+            reader,
+            cache_blocks,
+            block: None,
+            iter: BlockIter::empty(),
+        }
+    }
+
+    /// The file this scanner reads.
+    pub fn reader(&self) -> &Arc<StoreFileReader> {
+        &self.reader
+    }
+
+    /// The current value as a handle on the cached block (no copy). Only
+    /// while [`valid`](CellIterator::valid).
+    pub fn value_bytes(&self) -> Bytes {
+        self.iter.value_bytes()
+    }
+
+    fn corrupt(&self, i: usize, what: String) -> StorageError {
+        let offset = self.reader.index().handle(i).map_or(0, |h| h.offset);
+        StorageError::corrupt(
+            self.reader.path(),
+            offset,
+            format!("data block {i}: {what}"),
+        )
+    }
+
+    /// Makes block `i` the current one (a no-op if it already is).
+    fn load(&mut self, i: usize) -> Result<()> {
+        if self.block == Some(i) {
+            return Ok(());
+        }
+        self.block = None;
+        let data = self.reader.read_block(i, self.cache_blocks)?;
+        let encoding = self.reader.info().encoding;
+        self.iter
+            .reset(data, encoding)
+            .map_err(|w| self.corrupt(i, w))?;
+        self.block = Some(i);
+        Ok(())
+    }
+
+    /// Positions at the first entry of block `i` or a later one.
+    fn first_from(&mut self, mut i: usize) -> Result<()> {
+        while i < self.reader.index().len() {
+            self.load(i)?;
+            self.iter.seek_to_first().map_err(|w| self.corrupt(i, w))?;
+            if self.iter.valid() {
+                return Ok(());
+            }
+            i += 1;
+        }
+        self.invalidate();
+        Ok(())
+    }
+
+    fn invalidate(&mut self) {
+        // An empty block iterator is invalid; keeping the loaded block would
+        // be fine too, but an exhausted scanner should not pin cache memory.
+        self.iter = BlockIter::empty();
+        self.block = None;
+    }
+
+    /// Runs `f`, leaving the scanner invalid if it fails.
+    fn guarded(&mut self, f: impl FnOnce(&mut Self) -> Result<()>) -> Result<()> {
+        let r = f(self);
+        if r.is_err() {
+            self.invalidate();
+        }
+        r
+    }
+}
+
+impl CellIterator for StoreFileScanner {
+    fn seek(&mut self, key: &[u8]) -> Result<()> {
+        self.guarded(|s| {
+            let Some(i) = s.reader.index().find(key) else {
+                s.invalidate();
+                return Ok(());
+            };
+            s.load(i)?;
+            s.iter.seek(key).map_err(|w| s.corrupt(i, w))?;
+            if s.iter.valid() {
+                return Ok(());
+            }
+            // The index promised a key ≥ target in block i; a following
+            // block still gives the right answer if it lied.
+            s.first_from(i + 1)
+        })
+    }
+
+    fn seek_to_first(&mut self) -> Result<()> {
+        self.guarded(|s| s.first_from(0))
+    }
+
+    fn valid(&self) -> bool {
+        self.iter.valid()
+    }
+
+    fn key(&self) -> &[u8] {
+        self.iter.key()
+    }
+
+    fn seq(&self) -> u64 {
+        self.iter.seq()
+    }
+
+    fn value(&self) -> &[u8] {
+        self.iter.value()
+    }
+
+    fn next(&mut self) -> Result<()> {
+        self.guarded(|s| {
+            let Some(i) = s.block else { return Ok(()) };
+            if !s.iter.valid() {
+                return Ok(());
+            }
+            s.iter.next().map_err(|w| s.corrupt(i, w))?;
+            if s.iter.valid() {
+                return Ok(());
+            }
+            s.first_from(i + 1)
+        })
+    }
+}

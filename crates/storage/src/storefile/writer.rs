@@ -1,0 +1,342 @@
+//! [`StoreFileWriter`]: writes one store file sequentially, block by block,
+//! through a `BufWriter`, then the Bloom filter, block index, file info and
+//! trailer, and fsyncs.
+//!
+//! The writer owns the checks on its input (every key parses, belongs to the
+//! file's family and arrives in internal order) so that readers can rely on
+//! them. It never renames or deletes: the caller writes to a temporary path,
+//! renames after [`finish`](StoreFileWriter::finish) and fsyncs the directory.
+//! A writer dropped without `finish` leaves a partial file for the caller to
+//! delete.
+
+use super::MAX_BLOCK_LEN;
+use super::block::builder::BlockBuilder;
+use super::block::{self, BlockKind};
+use super::bloom::{self, BloomBuilder};
+use super::compression::{self, Compressor};
+use super::fileinfo::{FileInfo, key_text};
+use super::index::IndexBuilder;
+use super::trailer::{Section, Trailer};
+use crate::error::{Result, StorageError};
+use crate::iter::compare_entries;
+use ferrobase_types::key::{self, KeyRef};
+use ferrobase_types::{BloomType, CellType, Compression, DataBlockEncoding, FamilyDescriptor};
+use std::cmp::Ordering;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// Bytes of a key that are timestamp and type (not the column part).
+const TS_TYPE_LEN: usize = 9;
+/// Room reserved for an entry's varints and flags when checking the block
+/// size limit.
+const ENTRY_SLACK: usize = 64;
+
+/// See the module docs.
+pub struct StoreFileWriter {
+    path: PathBuf,
+    out: BufWriter<File>,
+    /// Bytes handed to `out` so far (the next block's offset).
+    pos: u64,
+    family: String,
+    blocksize: usize,
+    encoding: DataBlockEncoding,
+    compression: Compression,
+    bloom_type: BloomType,
+    block: BlockBuilder,
+    block_first_key: Vec<u8>,
+    compressor: Compressor,
+    index: IndexBuilder,
+    bloom: Option<BloomBuilder>,
+    // Statistics for the file info.
+    first_key: Vec<u8>,
+    last_key: Vec<u8>,
+    last_seq: u64,
+    entries: u64,
+    key_bytes: u64,
+    value_bytes: u64,
+    max_seq: u64,
+    min_seq: u64,
+    min_ts: u64,
+    max_ts: u64,
+    delete_markers: u64,
+    blocks: u64,
+    uncompressed_bytes: u64,
+}
+
+impl StoreFileWriter {
+    /// Creates (or truncates) `path`. Uses the family's BLOCKSIZE,
+    /// DATA_BLOCK_ENCODING, COMPRESSION and BLOOMFILTER; `expected_entries`
+    /// sizes the Bloom filter (an overestimate is folded away at finish; an
+    /// underestimate raises its false-positive rate).
+    pub fn create(
+        path: &Path,
+        family: &FamilyDescriptor,
+        expected_entries: u64,
+    ) -> Result<StoreFileWriter> {
+        let file = File::create(path).map_err(|e| StorageError::io(path, e))?;
+        let blocksize = (family.blocksize as usize).clamp(1, MAX_BLOCK_LEN / 2);
+        let compressor =
+            Compressor::new(family.compression).map_err(|e| StorageError::io(path, e))?;
+        let bloom = match family.bloomfilter {
+            BloomType::None => None,
+            BloomType::Row => Some(BloomBuilder::new(BloomType::Row, expected_entries)),
+            // Rows and columns: up to two keys per entry.
+            BloomType::RowCol => Some(BloomBuilder::new(
+                BloomType::RowCol,
+                expected_entries.saturating_mul(2),
+            )),
+        };
+        Ok(StoreFileWriter {
+            path: path.to_path_buf(),
+            out: BufWriter::with_capacity(256 * 1024, file),
+            pos: 0,
+            family: family.name.clone(),
+            blocksize,
+            encoding: family.data_block_encoding,
+            compression: family.compression,
+            bloom_type: family.bloomfilter,
+            block: BlockBuilder::new(family.data_block_encoding, blocksize + blocksize / 4),
+            block_first_key: Vec::new(),
+            compressor,
+            index: IndexBuilder::default(),
+            bloom,
+            first_key: Vec::new(),
+            last_key: Vec::new(),
+            last_seq: 0,
+            entries: 0,
+            key_bytes: 0,
+            value_bytes: 0,
+            max_seq: 0,
+            min_seq: u64::MAX,
+            min_ts: u64::MAX,
+            max_ts: 0,
+            delete_markers: 0,
+            blocks: 0,
+            uncompressed_bytes: 0,
+        })
+    }
+
+    /// Appends one entry. Entries must arrive in internal order
+    /// ([`compare_entries`]); a key that does not parse, names another
+    /// family or arrives out of order is an `InvalidRequest`.
+    pub fn append(&mut self, key: &[u8], seq: u64, value: &[u8]) -> Result<()> {
+        let k = KeyRef::parse(key).ok_or_else(|| {
+            StorageError::InvalidRequest(format!(
+                "store file {}: unparseable key {}",
+                self.path.display(),
+                ferrobase_types::binary::to_string_binary(key)
+            ))
+        })?;
+        if k.family != self.family.as_bytes() {
+            return Err(StorageError::InvalidRequest(format!(
+                "store file {} of family '{}' got a cell of family '{}'",
+                self.path.display(),
+                self.family,
+                ferrobase_types::binary::to_string_binary(k.family)
+            )));
+        }
+        if key.len() + value.len() + ENTRY_SLACK > MAX_BLOCK_LEN {
+            return Err(StorageError::InvalidRequest(format!(
+                "cell {} of {} bytes is too large for a store file block",
+                key_text(key),
+                key.len() + value.len()
+            )));
+        }
+        let (new_row, new_col) = if self.entries == 0 {
+            (true, true)
+        } else {
+            if compare_entries(&self.last_key, self.last_seq, key, seq) == Ordering::Greater {
+                return Err(StorageError::InvalidRequest(format!(
+                    "store file {}: entry {} (seq {seq}) is out of order after {} (seq {})",
+                    self.path.display(),
+                    key_text(key),
+                    key_text(&self.last_key),
+                    self.last_seq
+                )));
+            }
+            let col = key.get(..key.len() - TS_TYPE_LEN);
+            let last_col = self
+                .last_key
+                .get(..self.last_key.len().saturating_sub(TS_TYPE_LEN));
+            (key::row_of(&self.last_key) != Some(k.row), col != last_col)
+        };
+        if let Some(b) = &mut self.bloom {
+            if new_row {
+                b.add(k.row, bloom::SEED_ROW);
+            }
+            if new_col && self.bloom_type == BloomType::RowCol {
+                // The column part of the encoded key is the ROWCOL key.
+                b.add(
+                    key.get(..key.len() - TS_TYPE_LEN).unwrap_or_default(),
+                    bloom::SEED_COL,
+                );
+            }
+        }
+        if !self.block.is_empty()
+            && self.block.size_estimate() + key.len() + value.len() + ENTRY_SLACK > MAX_BLOCK_LEN
+        {
+            self.flush_block()?;
+        }
+        if self.block.is_empty() {
+            self.block_first_key.clear();
+            self.block_first_key.extend_from_slice(key);
+        }
+        self.block.add(key, seq, value);
+
+        if self.entries == 0 {
+            self.first_key = key.to_vec();
+        }
+        self.last_key.clear();
+        self.last_key.extend_from_slice(key);
+        self.last_seq = seq;
+        self.entries += 1;
+        self.key_bytes += key.len() as u64;
+        self.value_bytes += value.len() as u64;
+        self.max_seq = self.max_seq.max(seq);
+        self.min_seq = self.min_seq.min(seq);
+        self.min_ts = self.min_ts.min(k.timestamp);
+        self.max_ts = self.max_ts.max(k.timestamp);
+        if CellType::from_code(k.type_code).is_some_and(CellType::is_delete) {
+            self.delete_markers += 1;
+        }
+        if self.block.size_estimate() >= self.blocksize {
+            self.flush_block()?;
+        }
+        Ok(())
+    }
+
+    /// Entries appended so far.
+    pub fn entries(&self) -> u64 {
+        self.entries
+    }
+
+    /// Bytes written so far (finished blocks; the open block is not counted).
+    pub fn bytes_written(&self) -> u64 {
+        self.pos
+    }
+
+    fn flush_block(&mut self) -> Result<()> {
+        let raw = self.block.finish();
+        let raw_len = raw.len();
+        let (codec, stored) = self
+            .compressor
+            .compress(raw)
+            .map_err(|e| StorageError::io(&self.path, e))?;
+        let len = write_frame(
+            &mut self.out,
+            &self.path,
+            BlockKind::Data,
+            codec,
+            raw_len,
+            stored,
+        )?;
+        self.index
+            .add(self.pos, len, &self.block_first_key, &self.last_key);
+        self.pos += len;
+        self.blocks += 1;
+        self.uncompressed_bytes += raw_len as u64;
+        self.block.reset();
+        Ok(())
+    }
+
+    fn write_section(&mut self, kind: BlockKind, payload: &[u8]) -> Result<Section> {
+        let none = compression::code(Compression::None);
+        let len = write_frame(
+            &mut self.out,
+            &self.path,
+            kind,
+            none,
+            payload.len(),
+            payload,
+        )?;
+        let s = Section {
+            offset: self.pos,
+            len,
+        };
+        self.pos += len;
+        Ok(s)
+    }
+
+    /// Writes the last block, the Bloom filter, the block index, the file
+    /// info and the trailer, then fsyncs the file.
+    pub fn finish(mut self) -> Result<FileInfo> {
+        if !self.block.is_empty() {
+            self.flush_block()?;
+        }
+        let data_len = self.pos;
+        let (bloom_section, bloom_keys) = match self.bloom.take() {
+            Some(b) => {
+                let keys = b.keys();
+                (self.write_section(BlockKind::Bloom, &b.finish())?, keys)
+            }
+            None => (
+                Section {
+                    offset: data_len,
+                    len: 0,
+                },
+                0,
+            ),
+        };
+        let index = std::mem::take(&mut self.index).finish();
+        let index_section = self.write_section(BlockKind::Index, &index)?;
+        let empty = self.entries == 0;
+        let mut info = FileInfo {
+            entries: self.entries,
+            avg_key_len: self.key_bytes.checked_div(self.entries).unwrap_or(0),
+            avg_value_len: self.value_bytes.checked_div(self.entries).unwrap_or(0),
+            first_key: std::mem::take(&mut self.first_key),
+            last_key: self.last_key.clone(),
+            max_seq_id: self.max_seq,
+            min_seq_id: if empty { 0 } else { self.min_seq },
+            min_timestamp: if empty { 0 } else { self.min_ts },
+            max_timestamp: self.max_ts,
+            compression: self.compression,
+            encoding: self.encoding,
+            bloom: self.bloom_type,
+            blocks: self.blocks,
+            length: 0,
+            delete_markers: self.delete_markers,
+            family: self.family.clone(),
+            blocksize: self.blocksize as u64,
+            bloom_keys,
+            uncompressed_bytes: self.uncompressed_bytes,
+        };
+        let info_section = self.write_section(BlockKind::FileInfo, &info.encode())?;
+        let trailer = Trailer {
+            data_len,
+            bloom: bloom_section,
+            index: index_section,
+            info: info_section,
+        };
+        let path = self.path;
+        self.out
+            .write_all(&trailer.encode())
+            .map_err(|e| StorageError::io(&path, e))?;
+        info.length = self.pos + super::trailer::TRAILER_LEN as u64;
+        let file = self
+            .out
+            .into_inner()
+            .map_err(|e| StorageError::io(&path, e.into_error()))?;
+        file.sync_all().map_err(|e| StorageError::io(&path, e))?;
+        Ok(info)
+    }
+}
+
+/// Writes one frame (header, stored payload, CRC) and returns its length.
+fn write_frame(
+    out: &mut BufWriter<File>,
+    path: &Path,
+    kind: BlockKind,
+    codec: u8,
+    raw_len: usize,
+    stored: &[u8],
+) -> Result<u64> {
+    let header = block::header(kind, codec, raw_len);
+    let crc = block::frame_crc(&header, stored);
+    let io = |e| StorageError::io(path, e);
+    out.write_all(&header).map_err(io)?;
+    out.write_all(stored).map_err(io)?;
+    out.write_all(&crc.to_le_bytes()).map_err(io)?;
+    Ok((header.len() + stored.len() + 4) as u64)
+}

@@ -1,0 +1,369 @@
+//! One WAL record: the frame (marker, length, CRC32C) and the edit payload
+//! inside it.
+//!
+//! ```text
+//! +--------+-------------+-------------+----------------------------+
+//! | marker | payload len | CRC32C      | payload (one WalEdit)      |
+//! | 0xA7   | u32 LE      | u32 LE      | len bytes                  |
+//! +--------+-------------+-------------+----------------------------+
+//! payload: region varint | seq varint | row (len-prefixed) | nfam varint
+//!          per family: name (len-prefixed) | ncells varint
+//!            per cell: type u8 | qualifier (len-prefixed) | ts varint | value (len-prefixed)
+//! ```
+//!
+//! This module owns the byte layout and nothing else: it never does I/O and
+//! never panics on input bytes. Every read goes through [`Cursor`], every
+//! count is bounded by the bytes left, so garbage costs no allocation.
+//! Row and family are written once per edit, never per cell (DESIGN rule 6).
+
+use super::{WalCell, WalEdit, WalFamily};
+use crate::codec::{Cursor, put_varint};
+use bytes::Bytes;
+use ferrobase_types::CellType;
+
+/// First byte of every record. Not 0x00 (zero-filled tails) nor 0xFF.
+pub(crate) const MARKER: u8 = 0xA7;
+/// Marker + length + CRC.
+pub(crate) const FRAME_HEADER_LEN: usize = 9;
+/// Largest payload we write or accept; a longer length is corruption, and
+/// refusing it up front means a garbage length never drives an allocation.
+pub(crate) const MAX_PAYLOAD: usize = 256 << 20;
+/// Smallest possible payload: region, seq, row length, family count.
+pub(crate) const MIN_PAYLOAD: usize = 4;
+/// Smallest encoded cell: type, qualifier length, timestamp, value length.
+const MIN_CELL: usize = 4;
+/// Smallest encoded family: name length, cell count.
+const MIN_FAMILY: usize = 2;
+
+/// The edit's payload would exceed [`MAX_PAYLOAD`]; carries its size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TooLarge(pub usize);
+
+/// Appends one framed record for `edit` to `out`. On error `out` is left
+/// as it was.
+pub(crate) fn encode(edit: &WalEdit, out: &mut Vec<u8>) -> Result<(), TooLarge> {
+    let start = out.len();
+    out.reserve(max_encoded_len(edit));
+    // Reserve the frame header, encode the payload after it, then patch
+    // length and CRC in: one pass, no temporary buffer.
+    out.extend_from_slice(&[MARKER, 0, 0, 0, 0, 0, 0, 0, 0]);
+    put_varint(out, edit.region_id);
+    put_varint(out, edit.seq);
+    put_bytes(out, &edit.row);
+    put_varint(out, edit.families.len() as u64);
+    for fam in &edit.families {
+        put_bytes(out, &fam.family);
+        put_varint(out, fam.cells.len() as u64);
+        for cell in &fam.cells {
+            out.push(cell.cell_type.code());
+            put_bytes(out, &cell.qualifier);
+            put_varint(out, cell.timestamp);
+            put_bytes(out, &cell.value);
+        }
+    }
+    let payload_start = start + FRAME_HEADER_LEN;
+    let len = out.len() - payload_start;
+    let Some(len32) = u32::try_from(len).ok().filter(|_| len <= MAX_PAYLOAD) else {
+        out.truncate(start);
+        return Err(TooLarge(len));
+    };
+    let crc = crc32c::crc32c(out.get(payload_start..).unwrap_or_default());
+    if let Some(header) = out.get_mut(start + 1..payload_start) {
+        header[..4].copy_from_slice(&len32.to_le_bytes());
+        header[4..].copy_from_slice(&crc.to_le_bytes());
+    }
+    Ok(())
+}
+
+/// An upper bound of a record's size (every varint counted at its widest),
+/// so encoding reserves once instead of growing per field.
+fn max_encoded_len(edit: &WalEdit) -> usize {
+    const V: usize = 10;
+    let cells: usize = edit
+        .families
+        .iter()
+        .flat_map(|f| &f.cells)
+        .map(|c| 1 + 3 * V + c.qualifier.len() + c.value.len())
+        .sum();
+    let families: usize = edit.families.iter().map(|f| 2 * V + f.family.len()).sum();
+    FRAME_HEADER_LEN + 4 * V + edit.row.len() + families + cells
+}
+
+fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
+    put_varint(out, b.len() as u64);
+    out.extend_from_slice(b);
+}
+
+/// Why a frame header is unacceptable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum FrameError {
+    BadMarker(u8),
+    BadLength(u32),
+}
+
+impl std::fmt::Display for FrameError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FrameError::BadMarker(b) => {
+                write!(f, "bad record marker 0x{b:02X} (expected 0x{MARKER:02X})")
+            }
+            FrameError::BadLength(n) => {
+                write!(f, "record length {n} outside {MIN_PAYLOAD}..={MAX_PAYLOAD}")
+            }
+        }
+    }
+}
+
+/// A parsed frame header: payload length and expected CRC.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FrameHeader {
+    pub len: usize,
+    pub crc: u32,
+}
+
+/// Parses the 9-byte frame header.
+pub(crate) fn parse_header(h: &[u8; FRAME_HEADER_LEN]) -> Result<FrameHeader, FrameError> {
+    let mut c = Cursor::new(h);
+    let marker = c.u8().unwrap_or_default();
+    if marker != MARKER {
+        return Err(FrameError::BadMarker(marker));
+    }
+    let len = c.u32_le().unwrap_or_default();
+    let crc = c.u32_le().unwrap_or_default();
+    match usize::try_from(len) {
+        Ok(n) if (MIN_PAYLOAD..=MAX_PAYLOAD).contains(&n) => Ok(FrameHeader { len: n, crc }),
+        _ => Err(FrameError::BadLength(len)),
+    }
+}
+
+/// True when `payload` matches the CRC of its header.
+pub(crate) fn crc_ok(header: &FrameHeader, payload: &[u8]) -> bool {
+    crc32c::crc32c(payload) == header.crc
+}
+
+/// If a complete, checksummed frame starts at `buf[0]`, its total length.
+/// Used to tell a torn tail (nothing valid after the damage) from mid-file
+/// corruption (valid records after it).
+pub(crate) fn valid_frame_len(buf: &[u8]) -> Option<usize> {
+    let header: &[u8; FRAME_HEADER_LEN] = buf.get(..FRAME_HEADER_LEN)?.try_into().ok()?;
+    let h = parse_header(header).ok()?;
+    let payload = buf.get(FRAME_HEADER_LEN..FRAME_HEADER_LEN.checked_add(h.len)?)?;
+    crc_ok(&h, payload).then_some(FRAME_HEADER_LEN + h.len)
+}
+
+/// Region and sequence id of a payload, without decoding the rest: replay
+/// skips other regions' edits at this cost.
+pub(crate) fn peek_region_seq(payload: &[u8]) -> Option<(u64, u64)> {
+    let mut c = Cursor::new(payload);
+    Some((c.varint()?, c.varint()?))
+}
+
+/// Walks a whole payload without allocating; `Some((region, seq))` when it
+/// is a well-formed edit that uses every byte. Open uses this to validate.
+pub(crate) fn validate(payload: &[u8]) -> Option<(u64, u64)> {
+    let mut c = Cursor::new(payload);
+    let region = c.varint()?;
+    let seq = c.varint()?;
+    c.len_prefixed()?;
+    let families = c.len(c.remaining() / MIN_FAMILY)?;
+    for _ in 0..families {
+        c.len_prefixed()?;
+        let cells = c.len(c.remaining() / MIN_CELL)?;
+        for _ in 0..cells {
+            CellType::from_code(c.u8()?)?;
+            c.len_prefixed()?;
+            c.varint()?;
+            c.len_prefixed()?;
+        }
+    }
+    c.is_empty().then_some((region, seq))
+}
+
+/// Decodes a payload into an edit whose byte fields share `payload`'s
+/// buffer (one allocation per edit, none per cell). `None` if malformed.
+pub(crate) fn decode(payload: &Bytes) -> Option<WalEdit> {
+    let mut c = Cursor::new(payload);
+    let region_id = c.varint()?;
+    let seq = c.varint()?;
+    let row = slice(payload, c.len_prefixed()?);
+    let nfam = c.len(c.remaining() / MIN_FAMILY)?;
+    let mut families = Vec::with_capacity(nfam);
+    for _ in 0..nfam {
+        let family = slice(payload, c.len_prefixed()?);
+        let ncells = c.len(c.remaining() / MIN_CELL)?;
+        let mut cells = Vec::with_capacity(ncells);
+        for _ in 0..ncells {
+            let cell_type = CellType::from_code(c.u8()?)?;
+            let qualifier = slice(payload, c.len_prefixed()?);
+            let timestamp = c.varint()?;
+            let value = slice(payload, c.len_prefixed()?);
+            cells.push(WalCell {
+                qualifier,
+                timestamp,
+                cell_type,
+                value,
+            });
+        }
+        families.push(WalFamily { family, cells });
+    }
+    c.is_empty().then_some(WalEdit {
+        region_id,
+        seq,
+        row,
+        families,
+    })
+}
+
+/// `sub` always comes from a cursor over `buf`, so `slice_ref` cannot fail;
+/// an empty `sub` is special-cased by `bytes` itself.
+fn slice(buf: &Bytes, sub: &[u8]) -> Bytes {
+    buf.slice_ref(sub)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use proptest::prelude::*;
+
+    pub(crate) fn sample(region_id: u64, seq: u64, cells: usize) -> WalEdit {
+        let types = [
+            CellType::Put,
+            CellType::Delete,
+            CellType::DeleteColumn,
+            CellType::DeleteFamily,
+        ];
+        WalEdit {
+            region_id,
+            seq,
+            row: Bytes::from(format!("row-{seq:08}")),
+            families: vec![
+                WalFamily {
+                    family: Bytes::from_static(b"cf"),
+                    cells: (0..cells)
+                        .map(|i| WalCell {
+                            qualifier: Bytes::from(format!("q{i}")),
+                            timestamp: 1_700_000_000_000 + i as u64,
+                            cell_type: types[i % types.len()],
+                            value: Bytes::from(vec![i as u8; i * 3]),
+                        })
+                        .collect(),
+                },
+                WalFamily {
+                    family: Bytes::from_static(b"empty"),
+                    cells: vec![],
+                },
+            ],
+        }
+    }
+
+    fn payload_of(record: &[u8]) -> Bytes {
+        Bytes::copy_from_slice(&record[FRAME_HEADER_LEN..])
+    }
+
+    #[test]
+    fn round_trip() {
+        for cells in [0, 1, 9, 60] {
+            let edit = sample(7, u64::MAX - 3, cells);
+            let mut out = vec![0xEE]; // encoding appends after existing bytes
+            encode(&edit, &mut out).unwrap();
+            let rec = &out[1..];
+            assert_eq!(valid_frame_len(rec), Some(rec.len()));
+            let header = parse_header(rec[..FRAME_HEADER_LEN].try_into().unwrap()).unwrap();
+            assert_eq!(header.len, rec.len() - FRAME_HEADER_LEN);
+            let payload = payload_of(rec);
+            assert_eq!(peek_region_seq(&payload), Some((7, u64::MAX - 3)));
+            assert_eq!(validate(&payload), Some((7, u64::MAX - 3)));
+            assert_eq!(decode(&payload), Some(edit));
+        }
+    }
+
+    #[test]
+    fn row_and_family_are_written_once() {
+        let edit = sample(1, 1, 9);
+        let mut out = Vec::new();
+        encode(&edit, &mut out).unwrap();
+        let count = |needle: &[u8]| out.windows(needle.len()).filter(|w| *w == needle).count();
+        assert_eq!(count(&edit.row), 1);
+        assert_eq!(count(b"cf"), 1);
+    }
+
+    #[test]
+    fn every_truncation_and_bit_flip_is_caught() {
+        let mut out = Vec::new();
+        encode(&sample(3, 99, 5), &mut out).unwrap();
+        for cut in 0..out.len() {
+            assert_eq!(valid_frame_len(&out[..cut]), None, "cut at {cut}");
+            let payload =
+                Bytes::copy_from_slice(out.get(FRAME_HEADER_LEN..cut).unwrap_or_default());
+            assert_eq!(decode(&payload), None);
+            assert_eq!(validate(&payload), None);
+        }
+        for i in 0..out.len() {
+            let mut bad = out.clone();
+            bad[i] ^= 0x10;
+            assert_eq!(valid_frame_len(&bad), None, "flip at {i}");
+        }
+    }
+
+    #[test]
+    fn absurd_lengths_and_markers_are_rejected() {
+        let mut h = [MARKER, 0, 0, 0, 0, 0, 0, 0, 0];
+        h[1..5].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert_eq!(parse_header(&h), Err(FrameError::BadLength(u32::MAX)));
+        h[1..5].copy_from_slice(&0u32.to_le_bytes());
+        assert_eq!(parse_header(&h), Err(FrameError::BadLength(0)));
+        assert_eq!(parse_header(&[0; 9]), Err(FrameError::BadMarker(0)));
+    }
+
+    #[test]
+    fn unknown_cell_type_is_rejected() {
+        let mut out = Vec::new();
+        encode(&sample(1, 1, 1), &mut out).unwrap();
+        let mut payload = out[FRAME_HEADER_LEN..].to_vec();
+        // region, seq, row "row-00000001" (1+12), nfam, "cf" (1+2), ncells, then the type byte.
+        let type_at = 1 + 1 + 13 + 1 + 3 + 1;
+        assert_eq!(payload[type_at], CellType::Put.code());
+        payload[type_at] = 99;
+        assert_eq!(validate(&payload), None);
+        assert_eq!(decode(&Bytes::from(payload)), None);
+    }
+
+    #[test]
+    fn too_large_leaves_buffer_untouched() {
+        let mut edit = sample(1, 1, 0);
+        edit.row = Bytes::from(vec![0u8; MAX_PAYLOAD]);
+        let mut out = vec![1, 2, 3];
+        assert!(matches!(encode(&edit, &mut out), Err(TooLarge(n)) if n > MAX_PAYLOAD));
+        assert_eq!(out, vec![1, 2, 3]);
+    }
+
+    proptest! {
+        #[test]
+        fn garbage_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
+            let b = Bytes::from(bytes.clone());
+            let _ = decode(&b);
+            let _ = validate(&b);
+            let _ = peek_region_seq(&b);
+            let _ = valid_frame_len(&b);
+            // A garbage payload behind a correct frame header must not panic either.
+            let mut framed = vec![MARKER];
+            framed.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+            framed.extend_from_slice(&crc32c::crc32c(&bytes).to_le_bytes());
+            framed.extend_from_slice(&bytes);
+            if bytes.len() >= MIN_PAYLOAD {
+                prop_assert_eq!(valid_frame_len(&framed), Some(framed.len()));
+            }
+            // Decoding agrees with validation.
+            prop_assert_eq!(decode(&b).map(|e| (e.region_id, e.seq)), validate(&b));
+        }
+
+        #[test]
+        fn random_edits_round_trip(region in any::<u64>(), seq in any::<u64>(), cells in 0usize..20) {
+            let edit = sample(region, seq, cells);
+            let mut out = Vec::new();
+            encode(&edit, &mut out).unwrap();
+            prop_assert_eq!(decode(&payload_of(&out)), Some(edit));
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! What `Wal::open` does with the segments a previous process left:
+//! validate every record, repair a torn tail of the last segment, and
+//! rebuild each segment's region → max seq map so truncation keeps working
+//! after a restart.
+//!
+//! The rule: only the *last* segment may end in a damaged record, and only
+//! when no valid record follows the damage (a write cut short by a crash).
+//! That tail is truncated and reported. Any other bad record is
+//! [`StorageError::Corrupt`] naming file and offset; it is never skipped,
+//! because skipping would silently drop acknowledged edits.
+
+use super::reader::{Next, Opened, SegmentReader};
+use super::record::{self, MARKER};
+use super::segment;
+use crate::error::{Result, StorageError};
+use std::collections::HashMap;
+use std::fmt;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+/// What open found in the WAL directory.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OpenReport {
+    /// Segments present before open (the new one excluded).
+    pub segments_found: usize,
+    /// Valid records (edits) in them.
+    pub records: u64,
+    /// Highest sequence id among them (0 if none); new seqs must exceed it.
+    pub max_seq: u64,
+    /// The damaged tail cut off the last segment, if any.
+    pub truncated: Option<TruncatedTail>,
+}
+
+/// A torn tail that open removed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TruncatedTail {
+    pub path: PathBuf,
+    /// Where the file now ends: the start of the first bad record.
+    pub offset: u64,
+    /// Bytes removed.
+    pub bytes: u64,
+    /// What was wrong with the first bad record.
+    pub reason: String,
+}
+
+impl fmt::Display for OpenReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} WAL segment(s), {} record(s), max seq {}",
+            self.segments_found, self.records, self.max_seq
+        )?;
+        if let Some(t) = &self.truncated {
+            write!(
+                f,
+                "; truncated torn tail of {}: {} byte(s) at offset {} ({})",
+                t.path.display(),
+                t.bytes,
+                t.offset,
+                t.reason
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// An old segment and the highest seq of every region in it.
+pub(crate) struct OldSegment {
+    pub id: u64,
+    pub path: PathBuf,
+    pub regions: HashMap<u64, u64>,
+}
+
+/// Scans every segment of `dir` in order.
+pub(crate) fn recover(dir: &Path) -> Result<(Vec<OldSegment>, OpenReport)> {
+    let found = segment::list(dir)?;
+    let mut report = OpenReport {
+        segments_found: found.len(),
+        ..OpenReport::default()
+    };
+    let mut segments = Vec::with_capacity(found.len());
+    let last = found.len().saturating_sub(1);
+    for (i, (id, path)) in found.into_iter().enumerate() {
+        if let Some(regions) = scan(&path, i == last, &mut report)? {
+            segments.push(OldSegment { id, path, regions });
+        }
+    }
+    Ok((segments, report))
+}
+
+/// Validates one segment; `None` when it was an unfinished last segment
+/// that had to be removed.
+fn scan(path: &Path, is_last: bool, report: &mut OpenReport) -> Result<Option<HashMap<u64, u64>>> {
+    let file = File::open(path).map_err(|e| StorageError::io(path, e))?;
+    let mut reader = match SegmentReader::open(path, file, None)? {
+        Opened::Reader(r) => r,
+        Opened::BadHeader(why) => return Err(StorageError::corrupt(path, 0, why)),
+        Opened::Short(len) if is_last => {
+            // Creation was cut short before its header was synced: it holds
+            // no record, so removing it loses nothing.
+            remove_unfinished(path, len, report)?;
+            return Ok(None);
+        }
+        Opened::Short(len) => {
+            return Err(StorageError::corrupt(
+                path,
+                0,
+                format!(
+                    "segment of {len} bytes is shorter than its header, and it is not the last segment"
+                ),
+            ));
+        }
+    };
+    let mut regions = HashMap::new();
+    loop {
+        match reader.next()? {
+            Next::Record { offset } => {
+                let Some((region, seq)) = record::validate(reader.payload()) else {
+                    // The CRC matched, so these are the bytes we wrote: a
+                    // decoder mismatch, never a torn write. Do not truncate.
+                    return Err(StorageError::corrupt(
+                        path,
+                        offset,
+                        "record passes its CRC but is not a valid edit",
+                    ));
+                };
+                let max = regions.entry(region).or_insert(seq);
+                *max = (*max).max(seq);
+                report.records += 1;
+                report.max_seq = report.max_seq.max(seq);
+            }
+            Next::End => return Ok(Some(regions)),
+            Next::Bad { offset, reason } if is_last => {
+                if let Some(next) = find_valid_record_after(path, offset)? {
+                    return Err(StorageError::corrupt(
+                        path,
+                        offset,
+                        format!(
+                            "{reason}; a valid record follows at offset {next}, so this is not a torn tail"
+                        ),
+                    ));
+                }
+                let bytes = reader.end() - offset;
+                truncate(path, offset)?;
+                tracing::warn!(
+                    path = %path.display(), offset, bytes, %reason,
+                    "WAL: truncated torn tail of the last segment"
+                );
+                report.truncated = Some(TruncatedTail {
+                    path: path.to_path_buf(),
+                    offset,
+                    bytes,
+                    reason,
+                });
+                return Ok(Some(regions));
+            }
+            Next::Bad { offset, reason } => {
+                return Err(StorageError::corrupt(
+                    path,
+                    offset,
+                    format!("{reason} (not the last segment, so not a torn tail)"),
+                ));
+            }
+        }
+    }
+}
+
+/// Offset of the first complete, checksummed frame starting after
+/// `offset`, if any. Reads the rest of the file: this only runs when the
+/// last segment is damaged, and the rest is usually a few bytes.
+fn find_valid_record_after(path: &Path, offset: u64) -> Result<Option<u64>> {
+    let io = |e| StorageError::io(path, e);
+    let mut file = File::open(path).map_err(io)?;
+    file.seek(SeekFrom::Start(offset + 1)).map_err(io)?;
+    let mut tail = Vec::new();
+    file.read_to_end(&mut tail).map_err(io)?;
+    let found = tail
+        .iter()
+        .enumerate()
+        .filter(|&(_, &b)| b == MARKER)
+        .find(|&(i, _)| record::valid_frame_len(tail.get(i..).unwrap_or_default()).is_some())
+        .map(|(i, _)| offset + 1 + i as u64);
+    Ok(found)
+}
+
+/// Cuts the file at `offset` and makes the new length durable.
+fn truncate(path: &Path, offset: u64) -> Result<()> {
+    let file = OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(|e| StorageError::io(path, e))?;
+    file.set_len(offset)
+        .map_err(|e| StorageError::io(path, e))?;
+    file.sync_all().map_err(|e| StorageError::io(path, e))
+}
+
+fn remove_unfinished(path: &Path, len: u64, report: &mut OpenReport) -> Result<()> {
+    std::fs::remove_file(path).map_err(|e| StorageError::io(path, e))?;
+    let reason = "segment shorter than its header (creation cut short); removed".to_string();
+    tracing::warn!(path = %path.display(), len, "WAL: {reason}");
+    report.truncated = Some(TruncatedTail {
+        path: path.to_path_buf(),
+        offset: 0,
+        bytes: len,
+        reason,
+    });
+    Ok(())
+}

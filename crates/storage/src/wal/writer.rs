@@ -1,0 +1,394 @@
+//! Group commit: many appenders, one write(2) and at most one fdatasync
+//! per batch.
+//!
+//! Three locks, each held briefly and never across a syscall that other
+//! appenders would wait on to *buffer*:
+//! - `pending`: the encode buffer. Appenders encode their records straight
+//!   into it; positions are logical byte offsets (`end` = bytes ever
+//!   buffered), which serve as commit tickets.
+//! - `state`: how far the log is written / synced, who leads, whether the
+//!   log failed. Waiters sleep on `done`.
+//! - `io`: the segment file. Only the leader holds it, for write, sync and
+//!   roll; appenders never touch it, so they keep buffering meanwhile.
+//!
+//! Leader/follower: a waiter whose ticket is not yet covered becomes the
+//! leader if there is none, swaps the whole pending buffer out (everything
+//! buffered so far, its own bytes included), writes it with one write(2),
+//! fdatasyncs if any buffered appender asked for FSYNC_WAL, publishes the
+//! new positions and wakes everyone. An I/O error fails every waiter not
+//! yet covered and makes the log refuse all later appends: a log that lost
+//! bytes must never acknowledge again.
+//!
+//! This module never reads segments and never decides which ones to
+//! delete (see `tracker`); it only tells the tracker where batches went.
+
+use super::WalEdit;
+use super::record::{self, MAX_PAYLOAD, TooLarge};
+use super::segment::{self, HEADER_LEN};
+use super::stats::Counters;
+use super::tracker::Tracker;
+use crate::error::{Result, StorageError};
+use parking_lot::{Condvar, Mutex, MutexGuard};
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// ASYNC_WAL appenders wake the flusher early once this much is buffered,
+/// so the background write overlaps with the producer.
+pub(crate) const ASYNC_KICK_BYTES: usize = 1 << 20;
+/// ... and wait for a write themselves past this much: bounded memory.
+pub(crate) const ASYNC_MAX_BYTES: usize = 64 << 20;
+/// A batch buffer larger than this is not kept for reuse.
+const MAX_IDLE_BUFFER: usize = 16 << 20;
+
+/// Why the log takes no more appends.
+#[derive(Clone, Debug)]
+enum Refusal {
+    Closed,
+    Failed(Failure),
+}
+
+/// A write, sync or roll failure, kept so every later caller gets it.
+#[derive(Clone, Debug)]
+struct Failure {
+    path: PathBuf,
+    kind: io::ErrorKind,
+    message: String,
+}
+
+impl Failure {
+    fn of(e: &StorageError, fallback: &Path) -> Failure {
+        match e {
+            StorageError::Io { path, source } => Failure {
+                path: path.clone(),
+                kind: source.kind(),
+                message: source.to_string(),
+            },
+            other => Failure {
+                path: fallback.to_path_buf(),
+                kind: io::ErrorKind::Other,
+                message: other.to_string(),
+            },
+        }
+    }
+
+    fn to_error(&self) -> StorageError {
+        let msg = format!(
+            "WAL refuses writes after a failed write or sync: {}",
+            self.message
+        );
+        StorageError::io(&self.path, io::Error::new(self.kind, msg))
+    }
+}
+
+struct Pending {
+    buf: Vec<u8>,
+    /// region → max seq of the edits in `buf`, handed to the tracker.
+    regions: HashMap<u64, u64>,
+    /// Logical offset after the last buffered byte.
+    end: u64,
+    /// Highest ticket some waiter needs fdatasynced.
+    fsync_upto: u64,
+    /// The flusher was already woken for this buffer.
+    kicked: bool,
+    refusal: Option<Refusal>,
+}
+
+struct CommitState {
+    written: u64,
+    synced: u64,
+    leader: bool,
+    failed: Option<Failure>,
+}
+
+struct IoState {
+    /// `None` after close.
+    file: Option<File>,
+    seg_id: u64,
+    seg_path: PathBuf,
+    seg_len: u64,
+    written: u64,
+    synced: u64,
+    /// The batch being written; swapped with `Pending::buf` so both
+    /// buffers are reused rather than reallocated.
+    batch: Vec<u8>,
+    batch_regions: HashMap<u64, u64>,
+}
+
+/// What [`Writer::buffer`] did.
+pub(crate) struct Buffered {
+    /// The ticket: the append is written once `written >= end`.
+    pub end: u64,
+    /// ASYNC_WAL only: wake the flusher now.
+    pub kick: bool,
+    /// ASYNC_WAL only: too much is buffered; wait for the write.
+    pub must_wait: bool,
+}
+
+/// The group-commit writer of the current segment.
+pub(crate) struct Writer {
+    dir: PathBuf,
+    roll_size: u64,
+    pending: Mutex<Pending>,
+    state: Mutex<CommitState>,
+    done: Condvar,
+    io: Mutex<IoState>,
+    tracker: Arc<Tracker>,
+    counters: Arc<Counters>,
+    /// Tests make the next batch writes fail, as a full disk would.
+    #[cfg(test)]
+    pub(crate) fail_writes: std::sync::atomic::AtomicBool,
+}
+
+impl Writer {
+    /// A writer appending to the freshly created segment `(id, file, path)`.
+    pub(crate) fn new(
+        dir: &Path,
+        roll_size: u64,
+        segment: (u64, File, PathBuf),
+        tracker: Arc<Tracker>,
+        counters: Arc<Counters>,
+    ) -> Writer {
+        let (seg_id, file, seg_path) = segment;
+        Writer {
+            dir: dir.to_path_buf(),
+            roll_size,
+            pending: Mutex::new(Pending {
+                buf: Vec::new(),
+                regions: HashMap::new(),
+                end: 0,
+                fsync_upto: 0,
+                kicked: false,
+                refusal: None,
+            }),
+            state: Mutex::new(CommitState {
+                written: 0,
+                synced: 0,
+                leader: false,
+                failed: None,
+            }),
+            done: Condvar::new(),
+            io: Mutex::new(IoState {
+                file: Some(file),
+                seg_id,
+                seg_path,
+                seg_len: HEADER_LEN,
+                written: 0,
+                synced: 0,
+                batch: Vec::new(),
+                batch_regions: HashMap::new(),
+            }),
+            tracker,
+            counters,
+            #[cfg(test)]
+            fail_writes: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    fn closed_error(&self) -> StorageError {
+        StorageError::Closed(format!("WAL {}", self.dir.display()))
+    }
+
+    /// Encodes `edits` into the pending buffer as one unit (all or none).
+    pub(crate) fn buffer(&self, edits: &[WalEdit], fsync: bool) -> Result<Buffered> {
+        let mut guard = self.pending.lock();
+        let p = &mut *guard;
+        match &p.refusal {
+            Some(Refusal::Closed) => return Err(self.closed_error()),
+            Some(Refusal::Failed(f)) => return Err(f.to_error()),
+            None => {}
+        }
+        let start = p.buf.len();
+        for edit in edits {
+            if let Err(TooLarge(n)) = record::encode(edit, &mut p.buf) {
+                p.buf.truncate(start);
+                return Err(StorageError::InvalidRequest(format!(
+                    "WAL edit (region {}, seq {}) encodes to {n} bytes, over the {MAX_PAYLOAD}-byte record limit",
+                    edit.region_id, edit.seq
+                )));
+            }
+        }
+        for edit in edits {
+            let max = p.regions.entry(edit.region_id).or_insert(edit.seq);
+            *max = (*max).max(edit.seq);
+        }
+        p.end += (p.buf.len() - start) as u64;
+        if fsync {
+            p.fsync_upto = p.end;
+        }
+        let kick = !p.kicked && p.buf.len() >= ASYNC_KICK_BYTES;
+        p.kicked |= kick;
+        let buffered = Buffered {
+            end: p.end,
+            kick,
+            must_wait: p.buf.len() >= ASYNC_MAX_BYTES,
+        };
+        drop(guard);
+        self.counters.add_appends(edits.len() as u64);
+        Ok(buffered)
+    }
+
+    /// Writes (and with `fsync`, syncs) everything buffered so far.
+    pub(crate) fn flush(&self, fsync: bool) -> Result<()> {
+        let end = {
+            let mut p = self.pending.lock();
+            if fsync {
+                p.fsync_upto = p.end;
+            }
+            p.end
+        };
+        self.wait(end, fsync)
+    }
+
+    /// Returns once ticket `end` is written (and synced, with `fsync`),
+    /// leading batches as needed. The caller must have buffered `end` with
+    /// the same `fsync` (so `fsync_upto >= end`), or the loop cannot finish.
+    pub(crate) fn wait(&self, end: u64, fsync: bool) -> Result<()> {
+        let mut st = self.state.lock();
+        loop {
+            let reached = if fsync { st.synced } else { st.written };
+            if reached >= end {
+                return Ok(());
+            }
+            if let Some(f) = &st.failed {
+                return Err(f.to_error());
+            }
+            if st.leader {
+                self.done.wait(&mut st);
+                continue;
+            }
+            st.leader = true;
+            let result = MutexGuard::unlocked(&mut st, || self.lead());
+            st.leader = false;
+            // Waiters re-check under `state` once we release it (below, by
+            // waiting, or on return), so they see the updated positions.
+            self.done.notify_all();
+            match result {
+                Ok((written, synced)) => {
+                    st.written = st.written.max(written);
+                    st.synced = st.synced.max(synced);
+                }
+                Err(e) => {
+                    st.failed = Some(Failure::of(&e, &self.dir));
+                    return Err(e);
+                }
+            }
+        }
+    }
+
+    /// One group commit. Returns the new (written, synced) positions.
+    fn lead(&self) -> Result<(u64, u64)> {
+        let mut guard = self.io.lock();
+        let io = &mut *guard;
+        let (end, want_sync) = {
+            let mut p = self.pending.lock();
+            std::mem::swap(&mut p.buf, &mut io.batch);
+            std::mem::swap(&mut p.regions, &mut io.batch_regions);
+            p.kicked = false;
+            (p.end, p.fsync_upto > io.synced)
+        };
+        let result = self.write_batch(io, end, want_sync);
+        if let Err(e) = &result {
+            // Refuse new appends before anyone is told: no later append may
+            // be acknowledged after bytes were lost.
+            self.pending.lock().refusal = Some(Refusal::Failed(Failure::of(e, &io.seg_path)));
+            tracing::error!(error = %e, "WAL write failed; the WAL refuses further appends");
+        }
+        result
+    }
+
+    fn write_batch(&self, io: &mut IoState, end: u64, want_sync: bool) -> Result<(u64, u64)> {
+        if !io.batch.is_empty() {
+            if io.seg_len >= self.roll_size && io.seg_len > HEADER_LEN {
+                self.roll(io)?;
+            }
+            // Booked before the write, so a concurrent mark_flushed can never
+            // see these bytes on disk without their regions pinning the file.
+            self.tracker.record_batch(io.seg_id, &io.batch_regions);
+            let file = io.file.as_mut().ok_or_else(|| self.closed_error())?;
+            #[cfg(test)]
+            if self.fail_writes.load(std::sync::atomic::Ordering::SeqCst) {
+                // All but the last byte reaches the file, as with ENOSPC.
+                let part = io.batch.get(..io.batch.len() - 1).unwrap_or_default();
+                file.write_all(part)
+                    .map_err(|e| StorageError::io(&io.seg_path, e))?;
+                return Err(StorageError::io(
+                    &io.seg_path,
+                    io::Error::other("injected write failure"),
+                ));
+            }
+            file.write_all(&io.batch)
+                .map_err(|e| StorageError::io(&io.seg_path, e))?;
+            let n = io.batch.len() as u64;
+            io.seg_len += n;
+            io.written = end;
+            self.counters.add_batch(n);
+            io.batch.clear();
+            io.batch_regions.clear();
+            if io.batch.capacity() > MAX_IDLE_BUFFER {
+                io.batch = Vec::new();
+            }
+        }
+        if want_sync && io.synced < io.written {
+            self.sync_file(io)?;
+        }
+        Ok((io.written, io.synced))
+    }
+
+    fn sync_file(&self, io: &mut IoState) -> Result<()> {
+        let file = io.file.as_ref().ok_or_else(|| self.closed_error())?;
+        file.sync_data()
+            .map_err(|e| StorageError::io(&io.seg_path, e))?;
+        io.synced = io.written;
+        self.counters.inc_syncs();
+        Ok(())
+    }
+
+    /// Starts the next segment. The finished one is synced first, so every
+    /// segment but the current is durable and only the current can tear.
+    fn roll(&self, io: &mut IoState) -> Result<()> {
+        if io.synced < io.written {
+            self.sync_file(io)?;
+        }
+        let id = io.seg_id + 1;
+        let (file, path) = segment::create(&self.dir, id)?;
+        tracing::debug!(
+            from = io.seg_id,
+            to = id,
+            bytes = io.seg_len,
+            "WAL: rolled segment"
+        );
+        io.file = Some(file);
+        io.seg_id = id;
+        io.seg_path = path.clone();
+        io.seg_len = HEADER_LEN;
+        self.counters.inc_rolls();
+        self.tracker.rolled(id, path);
+        Ok(())
+    }
+
+    /// Runs `f(current segment id, bytes written to it)` while no batch is
+    /// being written, so the pair is consistent with the tracker.
+    pub(crate) fn with_position<R>(&self, f: impl FnOnce(u64, u64) -> R) -> R {
+        let io = self.io.lock();
+        f(io.seg_id, io.seg_len)
+    }
+
+    /// Refuses new appends, then writes and syncs everything buffered and
+    /// releases the file. Idempotent.
+    pub(crate) fn close(&self) -> Result<()> {
+        {
+            let mut p = self.pending.lock();
+            match &p.refusal {
+                Some(Refusal::Closed) => return Ok(()),
+                Some(Refusal::Failed(f)) => return Err(f.to_error()),
+                None => p.refusal = Some(Refusal::Closed),
+            }
+        }
+        let result = self.flush(true);
+        self.io.lock().file = None;
+        result
+    }
+}

@@ -1,0 +1,677 @@
+//! The data shapes of `WORKLOADS.md`: row `i` of each, as a row key and its
+//! cells.
+
+use crate::{fnv, push_decimal, push_padded, text_into, ycsb_key_into};
+use std::fmt;
+
+/// A benchmark data shape (see the crate docs and `WORKLOADS.md`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Shape {
+    /// Access logs: `ycsb_key(i)`, 9 cells `c0`..`c8` of 10–19 bytes.
+    Log9,
+    /// GPS trajectories: `plate minute`, 60 cells `0`..`59` of `"lon lat"`.
+    Gps60,
+    /// Vehicle pass records: `plate event-time`, 15 named fields.
+    Vehicle15,
+    /// Random key-value writes: a 20-digit key, one cell `v` of `value_size`.
+    Kv { value_size: usize },
+    /// 53 fields of a 751-byte record, one cell each (`q0`..`q52`).
+    Wide53,
+    /// The same 751-byte record in one cell (`row`).
+    Single53,
+    /// YCSB's core workloads' records: `field0`.. of `field_length` bytes.
+    Ycsb {
+        field_count: usize,
+        field_length: usize,
+    },
+}
+
+/// One generated row: its key and its `(qualifier, value)` cells, in the
+/// order written (all in [`Shape::family`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GeneratedRow {
+    pub row: Vec<u8>,
+    pub cells: Vec<(Vec<u8>, Vec<u8>)>,
+}
+
+impl GeneratedRow {
+    /// Bytes of all values.
+    pub fn value_bytes(&self) -> usize {
+        self.cells.iter().map(|(_, v)| v.len()).sum()
+    }
+
+    /// Bytes of the row key, qualifiers and values (no family, no
+    /// timestamps): the payload a client sends.
+    pub fn payload_bytes(&self) -> usize {
+        self.row.len()
+            + self
+                .cells
+                .iter()
+                .map(|(q, v)| q.len() + v.len())
+                .sum::<usize>()
+    }
+}
+
+/// Qualifiers of `vehicle15`, in order.
+pub const VEHICLE15_QUALIFIERS: [&str; 15] = [
+    "plate",
+    "id",
+    "camera",
+    "lane",
+    "dir",
+    "type",
+    "color",
+    "speed_flag",
+    "status",
+    "time",
+    "event",
+    "officer",
+    "f12",
+    "f13",
+    "f14",
+];
+
+/// Default value size of `kv` when none is given.
+pub const KV_DEFAULT_VALUE_SIZE: usize = 100;
+/// YCSB's default `fieldcount`.
+pub const YCSB_DEFAULT_FIELD_COUNT: usize = 10;
+/// YCSB's default `fieldlength`.
+pub const YCSB_DEFAULT_FIELD_LENGTH: usize = 100;
+/// Bytes of the `wide53`/`single53` record.
+pub const RECORD53_LEN: usize = 751;
+/// Length of the `wide53`/`single53` row key.
+pub const ROW53_LEN: usize = 64;
+
+impl Shape {
+    /// Every shape name [`Shape::parse`] accepts.
+    pub const NAMES: [&'static str; 7] = [
+        "log9",
+        "gps60",
+        "vehicle15",
+        "kv",
+        "wide53",
+        "single53",
+        "ycsb",
+    ];
+
+    /// A shape by name. `value_size` is the `kv` value size (default
+    /// 100; `kv1000` style names also work) or the `ycsb` field length
+    /// (default 100); the other shapes have fixed sizes and refuse it.
+    pub fn parse(name: &str, value_size: Option<usize>) -> Result<Shape, String> {
+        let lower = name.trim().to_ascii_lowercase();
+        let fixed = |shape: Shape| match value_size {
+            None => Ok(shape),
+            Some(_) => Err(format!(
+                "shape '{lower}' has fixed value sizes; a value size only applies to kv and ycsb"
+            )),
+        };
+        match lower.as_str() {
+            "log9" => fixed(Shape::Log9),
+            "gps60" => fixed(Shape::Gps60),
+            "vehicle15" => fixed(Shape::Vehicle15),
+            "wide53" => fixed(Shape::Wide53),
+            "single53" => fixed(Shape::Single53),
+            "kv" => Ok(Shape::Kv {
+                value_size: value_size.unwrap_or(KV_DEFAULT_VALUE_SIZE),
+            }),
+            "ycsb" => Ok(Shape::Ycsb {
+                field_count: YCSB_DEFAULT_FIELD_COUNT,
+                field_length: value_size.unwrap_or(YCSB_DEFAULT_FIELD_LENGTH),
+            }),
+            other => {
+                if let Some(size) = other
+                    .strip_prefix("kv")
+                    .and_then(|s| s.parse::<usize>().ok())
+                {
+                    if value_size.is_some_and(|v| v != size) {
+                        return Err(format!(
+                            "shape '{other}' names value size {size}, but {value_size:?} was also given"
+                        ));
+                    }
+                    return Ok(Shape::Kv { value_size: size });
+                }
+                Err(format!(
+                    "unknown shape '{name}'; valid shapes: {}",
+                    Shape::NAMES.join(", ")
+                ))
+            }
+        }
+    }
+
+    /// The shape's name (without its size parameters; see `Display`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Shape::Log9 => "log9",
+            Shape::Gps60 => "gps60",
+            Shape::Vehicle15 => "vehicle15",
+            Shape::Kv { .. } => "kv",
+            Shape::Wide53 => "wide53",
+            Shape::Single53 => "single53",
+            Shape::Ycsb { .. } => "ycsb",
+        }
+    }
+
+    /// The column family every cell goes to.
+    pub fn family(&self) -> &'static [u8] {
+        b"f"
+    }
+
+    /// Cells in every row.
+    pub fn cells_per_row(&self) -> usize {
+        match self {
+            Shape::Log9 => 9,
+            Shape::Gps60 => 60,
+            Shape::Vehicle15 => 15,
+            Shape::Kv { .. } | Shape::Single53 => 1,
+            Shape::Wide53 => 53,
+            Shape::Ycsb { field_count, .. } => *field_count,
+        }
+    }
+
+    /// Row `i`.
+    pub fn row(&self, i: u64) -> GeneratedRow {
+        let mut out = GeneratedRow::default();
+        self.fill_row(i, &mut out);
+        out
+    }
+
+    /// Writes row `i` into `out`, reusing its buffers.
+    pub fn fill_row(&self, i: u64, out: &mut GeneratedRow) {
+        out.row.clear();
+        let n = self.cells_per_row();
+        out.cells.truncate(n);
+        out.cells.resize_with(n, Default::default);
+        for (q, v) in &mut out.cells {
+            q.clear();
+            v.clear();
+        }
+        match *self {
+            Shape::Log9 => log9(i, out),
+            Shape::Gps60 => gps60(i, out),
+            Shape::Vehicle15 => vehicle15(i, out),
+            Shape::Kv { value_size } => {
+                let h = fnv(i);
+                // fnv(i) < 2^64 < 10^20: `% 10^20` changes nothing.
+                push_padded(&mut out.row, h, 20);
+                if let Some((q, v)) = out.cells.first_mut() {
+                    q.push(b'v');
+                    text_into(h, value_size, v);
+                }
+            }
+            Shape::Wide53 | Shape::Single53 => record53(*self == Shape::Wide53, i, out),
+            Shape::Ycsb {
+                field_count,
+                field_length,
+            } => {
+                ycsb_key_into(i, &mut out.row);
+                for (j, (q, v)) in out.cells.iter_mut().enumerate() {
+                    q.extend_from_slice(b"field");
+                    push_decimal(q, j as u64);
+                    let seed = fnv(i.wrapping_mul(field_count as u64).wrapping_add(j as u64));
+                    text_into(seed, field_length, v);
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Display for Shape {
+    /// The name, with the size parameters when they are not the defaults:
+    /// `kv1000`, `ycsb(20x50)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Shape::Kv { value_size } => write!(f, "kv{value_size}"),
+            Shape::Ycsb {
+                field_count,
+                field_length,
+            } if field_count != YCSB_DEFAULT_FIELD_COUNT
+                || field_length != YCSB_DEFAULT_FIELD_LENGTH =>
+            {
+                write!(f, "ycsb({field_count}x{field_length})")
+            }
+            _ => f.write_str(self.name()),
+        }
+    }
+}
+
+fn log9(i: u64, out: &mut GeneratedRow) {
+    ycsb_key_into(i, &mut out.row);
+    for (j, (q, v)) in out.cells.iter_mut().enumerate() {
+        q.push(b'c');
+        push_decimal(q, j as u64);
+        let h = fnv(i.wrapping_mul(9).wrapping_add(j as u64));
+        text_into(h, 10 + (h % 10) as usize, v);
+    }
+}
+
+/// `京` + two letters + five digits, from `h`.
+fn push_plate(out: &mut Vec<u8>, h: u64) {
+    out.extend_from_slice("京".as_bytes());
+    out.push(b'A' + (h % 26) as u8);
+    out.push(b'A' + ((h >> 8) % 26) as u8);
+    push_padded(out, (h >> 16) % 100_000, 5);
+}
+
+fn gps60(i: u64, out: &mut GeneratedRow) {
+    push_plate(&mut out.row, fnv(i / 1440));
+    out.row.extend_from_slice(b" 2016-01-23 ");
+    let minute = i % 1440;
+    push_padded(&mut out.row, minute / 60, 2);
+    out.row.push(b':');
+    push_padded(&mut out.row, minute % 60, 2);
+    for (j, (q, v)) in out.cells.iter_mut().enumerate() {
+        push_decimal(q, j as u64);
+        let g = fnv(i.wrapping_mul(60).wrapping_add(j as u64));
+        // "%.7f %.7f" of 116 + (g % 10^7)/10^7 and 39 + ((g>>32) % 10^7)/10^7.
+        v.extend_from_slice(b"116.");
+        push_padded(v, g % 10_000_000, 7);
+        v.extend_from_slice(b" 39.");
+        push_padded(v, (g >> 32) % 10_000_000, 7);
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
+/// `days_from_civil`).
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let m = i64::from(m);
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The date of a day number since 1970-01-01 (`civil_from_days`).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// Date and time parts of milliseconds since 2016-01-23 00:00:00.000.
+struct EventTime {
+    year: u64,
+    month: u64,
+    day: u64,
+    hour: u64,
+    minute: u64,
+    second: u64,
+    milli: u64,
+}
+
+fn event_time(ms_since_base: u64) -> EventTime {
+    let base_day = days_from_civil(2016, 1, 23);
+    let day_offset = (ms_since_base / 86_400_000) as i64;
+    let (year, month, day) = civil_from_days(base_day + day_offset);
+    let in_day = ms_since_base % 86_400_000;
+    EventTime {
+        year: year.max(0) as u64,
+        month: u64::from(month),
+        day: u64::from(day),
+        hour: in_day / 3_600_000,
+        minute: in_day / 60_000 % 60,
+        second: in_day / 1000 % 60,
+        milli: in_day % 1000,
+    }
+}
+
+fn vehicle15(i: u64, out: &mut GeneratedRow) {
+    let h = fnv(i);
+    let t = event_time(i.wrapping_mul(10).wrapping_add((h >> 56) % 10));
+    let mut plate = Vec::with_capacity(13);
+    push_plate(&mut plate, h);
+    let mut event = Vec::with_capacity(17);
+    push_padded(&mut event, t.year, 4);
+    for part in [t.month, t.day, t.hour, t.minute, t.second] {
+        push_padded(&mut event, part, 2);
+    }
+    push_padded(&mut event, t.milli, 3);
+
+    out.row.extend_from_slice(&plate);
+    out.row.push(b' ');
+    out.row.extend_from_slice(&event);
+
+    for (k, (q, v)) in out.cells.iter_mut().enumerate() {
+        let name = VEHICLE15_QUALIFIERS.get(k).copied().unwrap_or("f14");
+        q.extend_from_slice(name.as_bytes());
+        match name {
+            "plate" => v.extend_from_slice(&plate),
+            "id" => push_decimal(v, 1_000_000_000 + (h >> 3) % 9_000_000_000),
+            "camera" => {
+                v.extend_from_slice(b"CAM");
+                push_padded(v, (h >> 7) % 100_000_000, 8);
+            }
+            "lane" => push_decimal(v, 1 + (h >> 11) % 4),
+            "dir" => push_decimal(v, 1 + (h >> 13) % 4),
+            "type" => push_decimal(v, (h >> 15) % 10),
+            "color" => push_decimal(v, (h >> 19) % 10),
+            "speed_flag" => push_decimal(v, (h >> 23) % 2),
+            "status" => push_decimal(v, (h >> 24) % 3),
+            "time" => {
+                push_padded(v, t.year, 4);
+                v.push(b'-');
+                push_padded(v, t.month, 2);
+                v.push(b'-');
+                push_padded(v, t.day, 2);
+                push_padded(v, t.hour, 2);
+                v.push(b':');
+                push_padded(v, t.minute, 2);
+                v.push(b':');
+                push_padded(v, t.second, 2);
+            }
+            "event" => v.extend_from_slice(&event),
+            "officer" => {
+                v.extend_from_slice(b"JGJ");
+                push_padded(v, (h >> 26) % 100_000, 5);
+            }
+            _ => v.push(b'0'),
+        }
+    }
+}
+
+/// Piece lengths of `wide53`: 9 of 15 bytes, then 44 of 14 (751 in all).
+pub fn wide53_piece_len(k: usize) -> usize {
+    if k < 9 { 15 } else { 14 }
+}
+
+fn record53(wide: bool, i: u64, out: &mut GeneratedRow) {
+    let mut key = Vec::with_capacity(ROW53_LEN);
+    ycsb_key_into(i, &mut key);
+    out.row.resize(ROW53_LEN.saturating_sub(key.len()), b'0');
+    out.row.extend_from_slice(&key);
+    let h = fnv(i);
+    if wide {
+        let mut record = Vec::with_capacity(RECORD53_LEN);
+        text_into(h, RECORD53_LEN, &mut record);
+        let mut rest = &record[..];
+        for (k, (q, v)) in out.cells.iter_mut().enumerate() {
+            q.push(b'q');
+            push_decimal(q, k as u64);
+            let (piece, tail) = rest.split_at(wide53_piece_len(k).min(rest.len()));
+            v.extend_from_slice(piece);
+            rest = tail;
+        }
+    } else if let Some((q, v)) = out.cells.first_mut() {
+        q.extend_from_slice(b"row");
+        text_into(h, RECORD53_LEN, v);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{TEXT_ALPHABET, text, ycsb_key};
+
+    fn s(b: &[u8]) -> &str {
+        std::str::from_utf8(b).unwrap_or("<not utf-8>")
+    }
+
+    #[test]
+    fn parse_names_and_sizes() {
+        assert_eq!(Shape::parse("log9", None), Ok(Shape::Log9));
+        assert_eq!(Shape::parse("GPS60", None), Ok(Shape::Gps60));
+        assert_eq!(Shape::parse("kv", None), Ok(Shape::Kv { value_size: 100 }));
+        assert_eq!(
+            Shape::parse("kv", Some(10_000)),
+            Ok(Shape::Kv { value_size: 10_000 })
+        );
+        assert_eq!(
+            Shape::parse("kv1000", None),
+            Ok(Shape::Kv { value_size: 1000 })
+        );
+        assert!(Shape::parse("kv1000", Some(10)).is_err());
+        assert_eq!(
+            Shape::parse("ycsb", None),
+            Ok(Shape::Ycsb {
+                field_count: 10,
+                field_length: 100
+            })
+        );
+        assert!(Shape::parse("log9", Some(5)).is_err());
+        let e = Shape::parse("log10", None).err().unwrap_or_default();
+        assert!(e.contains("log9") && e.contains("ycsb"), "{e}");
+        for name in Shape::NAMES {
+            let shape = Shape::parse(name, None);
+            assert_eq!(shape.map(|s| s.name()), Ok(name));
+        }
+        assert_eq!(Shape::Kv { value_size: 10 }.to_string(), "kv10");
+        assert_eq!(
+            Shape::Ycsb {
+                field_count: 10,
+                field_length: 100
+            }
+            .to_string(),
+            "ycsb"
+        );
+    }
+
+    #[test]
+    fn log9_rows() {
+        for i in 0..2000u64 {
+            let r = Shape::Log9.row(i);
+            assert_eq!(r.row, ycsb_key(i));
+            assert_eq!(r.cells.len(), 9);
+            let total = r.value_bytes();
+            assert!((90..=171).contains(&total), "row {i}: {total} bytes");
+            for (j, (q, v)) in r.cells.iter().enumerate() {
+                assert_eq!(s(q), format!("c{j}"));
+                let h = fnv(i * 9 + j as u64);
+                assert_eq!(v.len() as u64, 10 + h % 10);
+                assert_eq!(*v, text(h, v.len()));
+            }
+        }
+        assert_eq!(Shape::Log9.row(0).cells[0].1, b"wzmjcy6qga55hq3".to_vec());
+    }
+
+    #[test]
+    fn gps60_keys_and_values() {
+        let r = Shape::Gps60.row(0);
+        let key = s(&r.row).to_string();
+        assert!(key.starts_with('京'), "{key}");
+        assert!(key.ends_with(" 2016-01-23 00:00"), "{key}");
+        // 京 (3 bytes) + 2 letters + 5 digits + " 2016-01-23 HH:MM".
+        assert_eq!(r.row.len(), 3 + 2 + 5 + 17);
+        let h = fnv(0);
+        let plate: String = format!(
+            "京{}{}{:05}",
+            char::from(b'A' + (h % 26) as u8),
+            char::from(b'A' + ((h >> 8) % 26) as u8),
+            (h >> 16) % 100_000
+        );
+        assert_eq!(key, format!("{plate} 2016-01-23 00:00"));
+
+        let r = Shape::Gps60.row(9 * 60 + 25);
+        assert!(s(&r.row).ends_with(" 2016-01-23 09:25"));
+        assert_eq!(
+            r.row[..10],
+            Shape::Gps60.row(0).row[..10],
+            "same plate for 1440 minutes"
+        );
+        let last = Shape::Gps60.row(1439);
+        assert!(s(&last.row).ends_with(" 23:59"));
+        assert_ne!(
+            Shape::Gps60.row(1440).row[..10],
+            r.row[..10],
+            "next plate after a day"
+        );
+        assert!(s(&Shape::Gps60.row(1440).row).ends_with(" 00:00"));
+
+        for i in [0u64, 1, 777, 123_456] {
+            let r = Shape::Gps60.row(i);
+            assert_eq!(r.cells.len(), 60);
+            for (j, (q, v)) in r.cells.iter().enumerate() {
+                assert_eq!(s(q), j.to_string());
+                let g = fnv(i * 60 + j as u64);
+                let lon = 116.0 + (g % 10_000_000) as f64 / 1e7;
+                let lat = 39.0 + ((g >> 32) % 10_000_000) as f64 / 1e7;
+                assert_eq!(s(v), format!("{lon:.7} {lat:.7}"), "row {i} cell {j}");
+            }
+        }
+        // Integer printing equals "%.7f" at the edges of the range too.
+        for k in [0u64, 1, 9, 10, 5_000_000, 9_999_999] {
+            let mut v = b"116.".to_vec();
+            push_padded(&mut v, k, 7);
+            assert_eq!(s(&v), format!("{:.7}", 116.0 + k as f64 / 1e7));
+        }
+    }
+
+    #[test]
+    fn vehicle15_rows() {
+        let r = Shape::Vehicle15.row(0);
+        let names: Vec<&str> = r.cells.iter().map(|(q, _)| s(q)).collect();
+        assert_eq!(names, VEHICLE15_QUALIFIERS.to_vec());
+        let field = |r: &GeneratedRow, name: &str| {
+            r.cells
+                .iter()
+                .find(|(q, _)| q == name.as_bytes())
+                .map(|(_, v)| s(v).to_string())
+                .unwrap_or_default()
+        };
+        let h = fnv(0);
+        let ms = (h >> 56) % 10;
+        assert_eq!(field(&r, "event"), format!("20160123000000{ms:03}"));
+        assert_eq!(field(&r, "time"), "2016-01-2300:00:00");
+        assert_eq!(
+            s(&r.row),
+            format!("{} {}", field(&r, "plate"), field(&r, "event"))
+        );
+        assert_eq!(r.row.len(), 28);
+        assert_eq!(field(&r, "f14"), "0");
+
+        // 12_345_678 rows × 10 ms ≈ 34.3 hours: the date rolls over.
+        let i = 12_345_678u64;
+        let r = Shape::Vehicle15.row(i);
+        let ms = i * 10 + (fnv(i) >> 56) % 10;
+        let secs = ms / 1000;
+        let expect_event = format!(
+            "201601{:02}{:02}{:02}{:02}{:03}",
+            23 + secs / 86_400,
+            secs / 3600 % 24,
+            secs / 60 % 60,
+            secs % 60,
+            ms % 1000
+        );
+        assert_eq!(field(&r, "event"), expect_event);
+
+        let mut keys = std::collections::HashSet::new();
+        for i in 0..5000u64 {
+            let r = Shape::Vehicle15.row(i);
+            let id = field(&r, "id");
+            assert_eq!(id.len(), 10);
+            assert!(field(&r, "camera").starts_with("CAM") && field(&r, "camera").len() == 11);
+            assert!(field(&r, "officer").starts_with("JGJ") && field(&r, "officer").len() == 8);
+            assert!(["1", "2", "3", "4"].contains(&field(&r, "lane").as_str()));
+            assert_eq!(field(&r, "time").len(), "2016-01-2309:25:01".len());
+            assert_eq!(field(&r, "event").len(), 17);
+            assert!(keys.insert(r.row.clone()), "row keys are unique");
+        }
+        // 31 January rolls into February.
+        assert_eq!(
+            civil_from_days(days_from_civil(2016, 1, 31) + 1),
+            (2016, 2, 1)
+        );
+        assert_eq!(
+            civil_from_days(days_from_civil(2016, 2, 28) + 1),
+            (2016, 2, 29)
+        );
+        assert_eq!(days_from_civil(1970, 1, 1), 0);
+    }
+
+    #[test]
+    fn kv_rows() {
+        for size in [10usize, 100, 1000, 10_000] {
+            let shape = Shape::Kv { value_size: size };
+            for i in 0..100u64 {
+                let r = shape.row(i);
+                assert_eq!(r.row.len(), 20);
+                assert_eq!(
+                    s(&r.row),
+                    format!("{:020}", u128::from(fnv(i)) % 100_000_000_000_000_000_000)
+                );
+                assert_eq!(r.cells, vec![(b"v".to_vec(), text(fnv(i), size))]);
+            }
+        }
+    }
+
+    #[test]
+    fn wide53_pieces_concatenate_to_single53() {
+        assert_eq!((0..53).map(wide53_piece_len).sum::<usize>(), RECORD53_LEN);
+        for i in [0u64, 1, 2, 99_999, u64::MAX / 7] {
+            let wide = Shape::Wide53.row(i);
+            let single = Shape::Single53.row(i);
+            assert_eq!(wide.row, single.row);
+            assert_eq!(wide.row.len(), 64);
+            let key = ycsb_key(i);
+            assert!(wide.row.ends_with(&key));
+            assert!(wide.row[..64 - key.len()].iter().all(|&b| b == b'0'));
+            assert_eq!(wide.cells.len(), 53);
+            assert_eq!(single.cells.len(), 1);
+            assert_eq!(single.cells[0].0, b"row".to_vec());
+            assert_eq!(single.cells[0].1, text(fnv(i), 751));
+            let mut joined = Vec::new();
+            for (k, (q, v)) in wide.cells.iter().enumerate() {
+                assert_eq!(s(q), format!("q{k}"));
+                assert_eq!(v.len(), if k < 9 { 15 } else { 14 });
+                joined.extend_from_slice(v);
+            }
+            assert_eq!(joined, single.cells[0].1);
+        }
+    }
+
+    #[test]
+    fn ycsb_rows() {
+        let shape = Shape::Ycsb {
+            field_count: 10,
+            field_length: 100,
+        };
+        let r = shape.row(5);
+        assert_eq!(r.row, ycsb_key(5));
+        for (j, (q, v)) in r.cells.iter().enumerate() {
+            assert_eq!(s(q), format!("field{j}"));
+            assert_eq!(*v, text(fnv(5 * 10 + j as u64), 100));
+        }
+        let r = Shape::Ycsb {
+            field_count: 3,
+            field_length: 7,
+        }
+        .row(5);
+        assert_eq!(r.cells.len(), 3);
+        assert!(
+            r.cells
+                .iter()
+                .all(|(_, v)| v.len() == 7 && v.iter().all(|b| TEXT_ALPHABET.contains(b)))
+        );
+    }
+
+    #[test]
+    fn fill_row_reuses_buffers_across_shapes() {
+        let shapes = [
+            Shape::Gps60,
+            Shape::Log9,
+            Shape::Kv { value_size: 1000 },
+            Shape::Wide53,
+            Shape::Vehicle15,
+            Shape::Single53,
+            Shape::Ycsb {
+                field_count: 10,
+                field_length: 100,
+            },
+        ];
+        let mut buf = GeneratedRow::default();
+        for i in 0..50u64 {
+            for shape in shapes {
+                shape.fill_row(i, &mut buf);
+                assert_eq!(buf, shape.row(i), "{shape} row {i}");
+            }
+        }
+        assert!(buf.payload_bytes() > buf.value_bytes());
+    }
+}
