@@ -164,7 +164,9 @@ impl EngineId {
             #[cfg(feature = "ours")]
             EngineId::Ours => Ok(Box::new(crate::ours::Ours::open(dir, config)?)),
             #[cfg(not(feature = "ours"))]
-            EngineId::Ours => anyhow::bail!("built without our engine: build with `--features ours`"),
+            EngineId::Ours => {
+                anyhow::bail!("built without our engine: build with `--features ours`")
+            }
         }
     }
 }

@@ -74,10 +74,13 @@ impl Workload {
     }
 
     fn parse(name: &str) -> Result<Workload> {
-        Workload::ALL.into_iter().find(|w| w.name() == name.trim()).with_context(|| {
-            let names: Vec<_> = Workload::ALL.iter().map(|w| w.name()).collect();
-            format!("unknown workload '{name}'; valid: {}", names.join(", "))
-        })
+        Workload::ALL
+            .into_iter()
+            .find(|w| w.name() == name.trim())
+            .with_context(|| {
+                let names: Vec<_> = Workload::ALL.iter().map(|w| w.name()).collect();
+                format!("unknown workload '{name}'; valid: {}", names.join(", "))
+            })
     }
 }
 
@@ -115,13 +118,17 @@ fn parse_args() -> Result<Args> {
         let mut value = || -> Result<String> {
             match inline.clone() {
                 Some(v) => Ok(v),
-                None => it.next().with_context(|| format!("{flag} needs a value\n\n{USAGE}")),
+                None => it
+                    .next()
+                    .with_context(|| format!("{flag} needs a value\n\n{USAGE}")),
             }
         };
         match flag.as_str() {
             "--scale" => {
                 let v = value()?;
-                args.scale = v.parse().with_context(|| format!("--scale: '{v}' is not a number"))?;
+                args.scale = v
+                    .parse()
+                    .with_context(|| format!("--scale: '{v}' is not a number"))?;
                 if !(args.scale.is_finite() && args.scale > 0.0) {
                     bail!("--scale must be positive");
                 }
@@ -146,7 +153,9 @@ fn parse_args() -> Result<Args> {
             "--clean" => args.clean = true,
             "--seed" => {
                 let v = value()?;
-                args.seed = v.parse().with_context(|| format!("--seed: '{v}' is not a number"))?;
+                args.seed = v
+                    .parse()
+                    .with_context(|| format!("--seed: '{v}' is not a number"))?;
             }
             "-h" | "--help" => {
                 println!("{USAGE}");
@@ -209,12 +218,36 @@ impl Run {
         let rows = self.rows(w);
         match w {
             Workload::LoadLog9 => {
-                let m = self.load(engine, w.name(), "log9", Shape::Log9, rows, 1, WalMode::Async)?;
+                let m = self.load(
+                    engine,
+                    w.name(),
+                    "log9",
+                    Shape::Log9,
+                    rows,
+                    1,
+                    WalMode::Async,
+                )?;
                 std::fs::write(self.log9_marker(engine), rows.to_string())?;
                 Ok(m)
             }
-            Workload::LoadLog9Fsync => self.load(engine, w.name(), "log9-fsync", Shape::Log9, rows, 8, WalMode::Fsync),
-            Workload::LoadGps60 => self.load(engine, w.name(), "gps60", Shape::Gps60, rows, 1, WalMode::Async),
+            Workload::LoadLog9Fsync => self.load(
+                engine,
+                w.name(),
+                "log9-fsync",
+                Shape::Log9,
+                rows,
+                8,
+                WalMode::Fsync,
+            ),
+            Workload::LoadGps60 => self.load(
+                engine,
+                w.name(),
+                "gps60",
+                Shape::Gps60,
+                rows,
+                1,
+                WalMode::Async,
+            ),
             Workload::GetZipf => {
                 self.ensure_log9(engine)?;
                 self.get_zipf(engine, rows)
@@ -252,7 +285,10 @@ impl Run {
             .lines()
             .find_map(|l| l.strip_prefix("PHASE "))
             .context("child process printed no result")?;
-        let nums: Vec<f64> = line.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+        let nums: Vec<f64> = line
+            .split_whitespace()
+            .filter_map(|x| x.parse().ok())
+            .collect();
         match nums[..] {
             [ops_s, peak, disk_mb] => Ok(Measured {
                 ops_s,
@@ -272,7 +308,11 @@ impl Run {
         {
             return Ok(());
         }
-        eprintln!("[{}] no log9 data of {rows} rows in {}: loading it first", engine.name(), self.args.dir.display());
+        eprintln!(
+            "[{}] no log9 data of {rows} rows in {}: loading it first",
+            engine.name(),
+            self.args.dir.display()
+        );
         self.run(engine, Workload::LoadLog9).map(|_| ())
     }
 
@@ -286,18 +326,38 @@ impl Run {
             "[{}] {label}: start, RSS {:.0} MB{}",
             engine.name(),
             measure::rss_mb().unwrap_or(0.0),
-            if reset { "" } else { " (could not reset the peak-RSS mark: the peak covers the whole process)" }
+            if reset {
+                ""
+            } else {
+                " (could not reset the peak-RSS mark: the peak covers the whole process)"
+            }
         );
     }
 
-    fn finish(&self, engine: EngineId, label: &str, db: Box<dyn KvEngine>, dataset: &str, ops: u64, secs: f64) -> Result<Measured> {
-        if self.args.settle {
+    /// Measures disk (after waiting for compactions if `settle`), closes,
+    /// reads the peak RSS.
+    #[allow(clippy::too_many_arguments)]
+    fn finish(
+        &self,
+        engine: EngineId,
+        label: &str,
+        db: Box<dyn KvEngine>,
+        dataset: &str,
+        ops: u64,
+        secs: f64,
+        settle: bool,
+    ) -> Result<Measured> {
+        if settle {
             let t = Instant::now();
             let settled = db.settle(Duration::from_secs(600))?;
             eprintln!(
                 "[{}] {label}: {} after {:.1} s",
                 engine.name(),
-                if settled { "compactions settled" } else { "compactions still running" },
+                if settled {
+                    "compactions settled"
+                } else {
+                    "compactions still running"
+                },
                 t.elapsed().as_secs_f64()
             );
         }
@@ -348,29 +408,35 @@ impl Run {
         );
         let db = self.open(engine, dataset)?;
         let family = shape.family();
-        let (result, took) = Progress::run(&format!("[{}] {label}", engine.name()), rows, |progress| {
-            std::thread::scope(|s| {
-                let db = &*db;
-                let handles: Vec<_> = (0..threads as u64)
-                    .map(|t| {
-                        let (lo, hi) = (rows * t / threads as u64, rows * (t + 1) / threads as u64);
-                        s.spawn(move || -> Result<()> {
-                            let mut buf = GeneratedRow::default();
-                            for i in lo..hi {
-                                shape.fill_row(i, &mut buf);
-                                db.put_row(&buf, family, wal).with_context(|| format!("writing row {i}"))?;
-                                progress.done.fetch_add(1, Ordering::Relaxed);
-                            }
-                            Ok(())
+        let (result, took) =
+            Progress::run(&format!("[{}] {label}", engine.name()), rows, |progress| {
+                std::thread::scope(|s| {
+                    let db = &*db;
+                    let handles: Vec<_> = (0..threads as u64)
+                        .map(|t| {
+                            let (lo, hi) =
+                                (rows * t / threads as u64, rows * (t + 1) / threads as u64);
+                            s.spawn(move || -> Result<()> {
+                                let mut buf = GeneratedRow::default();
+                                for i in lo..hi {
+                                    shape.fill_row(i, &mut buf);
+                                    db.put_row(&buf, family, wal)
+                                        .with_context(|| format!("writing row {i}"))?;
+                                    progress.done.fetch_add(1, Ordering::Relaxed);
+                                }
+                                Ok(())
+                            })
                         })
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("writer thread panicked"))))
-                    .collect::<Result<Vec<()>>>()
-            })
-        });
+                        .collect();
+                    handles
+                        .into_iter()
+                        .map(|h| {
+                            h.join()
+                                .unwrap_or_else(|_| Err(anyhow::anyhow!("writer thread panicked")))
+                        })
+                        .collect::<Result<Vec<()>>>()
+                })
+            });
         let secs = took.as_secs_f64();
         if let Err(e) = result {
             let _ = db.close();
@@ -378,8 +444,12 @@ impl Run {
         }
         let t = Instant::now();
         db.flush()?;
-        eprintln!("[{}] {label}: writes took {secs:.2} s; final flush {:.2} s", engine.name(), t.elapsed().as_secs_f64());
-        self.finish(engine, label, db, dataset, rows, secs)
+        eprintln!(
+            "[{}] {label}: writes took {secs:.2} s; final flush {:.2} s",
+            engine.name(),
+            t.elapsed().as_secs_f64()
+        );
+        self.finish(engine, label, db, dataset, rows, secs, self.args.settle)
     }
 
     /// `threads` readers of `total / threads` gets each, Zipfian over the
@@ -391,7 +461,7 @@ impl Run {
         total: u64,
         seed: u64,
         label: &str,
-    ) -> Result<(u64, u64, Duration)> {
+    ) -> Result<(u64, u64, u64, Duration)> {
         const THREADS: u64 = 2;
         let (result, took) = Progress::run(label, total, |progress| {
             std::thread::scope(|s| {
@@ -399,9 +469,10 @@ impl Run {
                     .map(|t| {
                         let n = total * (t + 1) / THREADS - total * t / THREADS;
                         let mut chooser = zipf.fork(seed.wrapping_add(t));
-                        s.spawn(move || -> Result<(u64, u64)> {
+                        s.spawn(move || -> Result<(u64, u64, u64)> {
                             let mut key = Vec::with_capacity(32);
                             let mut bad = 0u64;
+                            let mut bytes = 0u64;
                             for k in 0..n {
                                 key.clear();
                                 ferrobase_workloads::ycsb_key_into(chooser.next_item(), &mut key);
@@ -409,24 +480,28 @@ impl Run {
                                 if read.cells != 9 {
                                     bad += 1;
                                 }
+                                bytes += read.value_bytes as u64;
                                 if k % 1024 == 1023 {
                                     progress.done.fetch_add(1024, Ordering::Relaxed);
                                 }
                             }
-                            Ok((n, bad))
+                            Ok((n, bad, bytes))
                         })
                     })
                     .collect();
-                let mut sum = (0u64, 0u64);
+                let mut sum = (0u64, 0u64, 0u64);
                 for h in handles {
-                    let (n, bad) = h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("reader thread panicked")))?;
+                    let (n, bad, bytes) = h
+                        .join()
+                        .unwrap_or_else(|_| Err(anyhow::anyhow!("reader thread panicked")))?;
                     sum.0 += n;
                     sum.1 += bad;
+                    sum.2 += bytes;
                 }
                 Ok(sum)
             })
         });
-        result.map(|(n, bad)| (n, bad, took))
+        result.map(|(n, bad, bytes)| (n, bad, bytes, took))
     }
 
     fn get_zipf(&self, engine: EngineId, gets: u64) -> Result<Measured> {
@@ -440,18 +515,29 @@ impl Run {
             engine.name()
         );
         let warm_label = format!("[{}] {label} warm-up", engine.name());
-        let (_, _, warm) = self.zipf_gets(&*db, &zipf, gets, self.args.seed ^ 0x5741_524D, &warm_label)?;
-        eprintln!("[{}] {label}: warm-up took {:.2} s", engine.name(), warm.as_secs_f64());
+        let (_, _, _, warm) =
+            self.zipf_gets(&*db, &zipf, gets, self.args.seed ^ 0x5741_524D, &warm_label)?;
+        eprintln!(
+            "[{}] {label}: warm-up took {:.2} s",
+            engine.name(),
+            warm.as_secs_f64()
+        );
 
         let timed_label = format!("[{}] {label}", engine.name());
-        let (done, bad, took) = self.zipf_gets(&*db, &zipf, gets, self.args.seed, &timed_label)?;
+        let (done, bad, bytes, took) =
+            self.zipf_gets(&*db, &zipf, gets, self.args.seed, &timed_label)?;
         let secs = took.as_secs_f64();
+        eprintln!(
+            "[{}] {label}: read {:.1} MB of values",
+            engine.name(),
+            bytes as f64 / 1048576.0
+        );
         if bad > 0 {
             let _ = db.close();
             bail!("{bad} of {done} gets did not return the 9 cells of a log9 row");
         }
         verify_rows(&*db, Shape::Log9, rows, self.args.seed)?;
-        self.finish(engine, label, db, "log9", done, secs)
+        self.finish(engine, label, db, "log9", done, secs, false)
     }
 
     fn scan(&self, engine: EngineId) -> Result<Measured> {
@@ -459,20 +545,29 @@ impl Run {
         let rows = self.log9_rows();
         self.start_phase(engine, label);
         let db = self.open(engine, "log9")?;
-        eprintln!("[{}] {label}: full scan of {rows} log9 rows (one untimed pass first)", engine.name());
+        eprintln!(
+            "[{}] {label}: full scan of {rows} log9 rows (one untimed pass first)",
+            engine.name()
+        );
         let mut secs = 0.0;
         for pass in ["warm-up", "timed"] {
             let (count, took) =
-                Progress::run(&format!("[{}] {label} {pass}", engine.name()), rows, |p| db.scan_all(&p.done));
+                Progress::run(&format!("[{}] {label} {pass}", engine.name()), rows, |p| {
+                    db.scan_all(&p.done)
+                });
             let count = count?;
             secs = took.as_secs_f64();
             if count.rows != rows || count.cells != rows * 9 {
                 let _ = db.close();
-                bail!("scan found {} rows and {} cells; expected {rows} rows of 9 cells", count.rows, count.cells);
+                bail!(
+                    "scan found {} rows and {} cells; expected {rows} rows of 9 cells",
+                    count.rows,
+                    count.cells
+                );
             }
             eprintln!("[{}] {label}: {pass} pass {secs:.2} s", engine.name());
         }
-        self.finish(engine, label, db, "log9", rows, secs)
+        self.finish(engine, label, db, "log9", rows, secs, false)
     }
 }
 
@@ -533,16 +628,27 @@ fn main() -> Result<()> {
             bail!("--child needs one engine and one workload");
         };
         let m = run.run(e, w)?;
-        println!("PHASE {} {} {}", m.ops_s, m.peak_rss_mb.unwrap_or(-1.0), m.disk_mb);
+        println!(
+            "PHASE {} {} {}",
+            m.ops_s,
+            m.peak_rss_mb.unwrap_or(-1.0),
+            m.disk_mb
+        );
         return Ok(());
     }
-    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
     eprintln!(
         "ferrobase-compare: scale {}, {cpus} CPUs, dir {}, engines {:?}; write buffer / memstore flush size {} MiB, \
          background jobs {}, block cache {} MiB, compression NONE; settle {}, isolate {}",
         run.args.scale,
         run.args.dir.display(),
-        run.args.engines.iter().map(|e| e.name()).collect::<Vec<_>>(),
+        run.args
+            .engines
+            .iter()
+            .map(|e| e.name())
+            .collect::<Vec<_>>(),
         run.config.memstore_flush_size >> 20,
         run.config.background_jobs,
         run.config.block_cache_bytes >> 20,
@@ -551,10 +657,14 @@ fn main() -> Result<()> {
     );
     for e in &run.args.engines {
         if !e.available() {
-            eprintln!("[{}] not built in (build with `--features ours`): its fields are null", e.name());
+            eprintln!(
+                "[{}] not built in (build with `--features ours`): its fields are null",
+                e.name()
+            );
         }
     }
-    std::fs::create_dir_all(&run.args.dir).with_context(|| format!("creating {}", run.args.dir.display()))?;
+    std::fs::create_dir_all(&run.args.dir)
+        .with_context(|| format!("creating {}", run.args.dir.display()))?;
 
     let mut failures = 0;
     for &w in &run.args.workloads {
@@ -580,7 +690,8 @@ fn main() -> Result<()> {
         for e in &run.args.engines {
             let dir: &Path = &run.args.dir.join(e.name());
             if dir.exists() {
-                std::fs::remove_dir_all(dir).with_context(|| format!("removing {}", dir.display()))?;
+                std::fs::remove_dir_all(dir)
+                    .with_context(|| format!("removing {}", dir.display()))?;
             }
         }
     }

@@ -39,7 +39,11 @@ impl KvEngine for Ours {
         let mut m = RowMutation::new(Bytes::copy_from_slice(&row.row)).with_durability(durability);
         m.mutations.reserve(row.cells.len());
         for (q, v) in &row.cells {
-            m = m.put(family.clone(), Bytes::copy_from_slice(q), Bytes::copy_from_slice(v));
+            m = m.put(
+                family.clone(),
+                Bytes::copy_from_slice(q),
+                Bytes::copy_from_slice(v),
+            );
         }
         self.region.mutate(m)?;
         Ok(())
@@ -55,7 +59,10 @@ impl KvEngine for Ours {
 
     fn read_row(&self, row: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
         let cells = self.region.get(&Get::new(Bytes::copy_from_slice(row)))?;
-        Ok(cells.into_iter().map(|c| (c.qualifier.to_vec(), c.value.to_vec())).collect())
+        Ok(cells
+            .into_iter()
+            .map(|c| (c.qualifier.to_vec(), c.value.to_vec()))
+            .collect())
     }
 
     fn scan_all(&self, progress: &AtomicU64) -> Result<ScanCount> {
@@ -87,7 +94,13 @@ impl KvEngine for Ours {
         let snapshot = |o: &Ours| {
             let s = o.engine.stats();
             let st = o.region.status();
-            (s.compactions, s.compacted_bytes_out, st.store_files, st.store_file_bytes, s.flushes)
+            (
+                s.compactions,
+                s.compacted_bytes_out,
+                st.store_files,
+                st.store_file_bytes,
+                s.flushes,
+            )
         };
         let mut last = snapshot(self);
         let mut stable_since = Instant::now();

@@ -5,7 +5,9 @@
 use crate::engine::{Config, KvEngine, RowRead, ScanCount, WalMode};
 use anyhow::{Context, Result};
 use ferrobase_workloads::GeneratedRow;
-use rocksdb::{BlockBasedOptions, Cache, DB, DBCompressionType, Options, ReadOptions, WriteBatch, WriteOptions};
+use rocksdb::{
+    BlockBasedOptions, Cache, DB, DBCompressionType, Options, ReadOptions, WriteBatch, WriteOptions,
+};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -56,7 +58,8 @@ impl Rocks {
         let mut table = BlockBasedOptions::default();
         table.set_block_cache(&cache);
         opts.set_block_based_table_factory(&table);
-        let db = DB::open(&opts, dir).with_context(|| format!("opening RocksDB in {}", dir.display()))?;
+        let db = DB::open(&opts, dir)
+            .with_context(|| format!("opening RocksDB in {}", dir.display()))?;
         let mut write_async = WriteOptions::default();
         write_async.set_sync(false);
         let mut write_fsync = WriteOptions::default();
@@ -191,7 +194,10 @@ impl KvEngine for Rocks {
 
     fn stats(&self) -> String {
         let files: Vec<String> = (0..7)
-            .map(|l| self.int_property(&format!("rocksdb.num-files-at-level{l}")).to_string())
+            .map(|l| {
+                self.int_property(&format!("rocksdb.num-files-at-level{l}"))
+                    .to_string()
+            })
             .collect();
         format!(
             "files per level [{}], sst {:.1} MB, running compactions {}, pending compaction {:.1} MB, block cache {:.1} MB",

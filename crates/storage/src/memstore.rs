@@ -1,14 +1,19 @@
 //! The memstore: one store's recent writes, sorted, in memory.
 //!
-//! A memstore is a lock-free skip list of entries in internal order
-//! (`crate::iter`), plus O(1) size accounting in atomics (DESIGN rule 2: no
-//! walk over regions or entries to learn a size). It is never flushed in
+//! A memstore is a lock-free skip list of *rows* (plain byte order, which
+//! is the cell order of rows), each holding its cells sorted in internal
+//! order (`crate::iter`) under a small lock ([`row::RowCells`]); plus O(1)
+//! size accounting in atomics (DESIGN rule 2: no walk over regions or
+//! entries to learn a size). Two levels instead of one skip list of cells:
+//! a 9-cell row mutation costs one skip-list search instead of nine, and
+//! the row comparisons are plain `memcmp`s. It is never flushed in
 //! place: the region swaps a whole [`MemStoreSet`] for a fresh one and
 //! writes the old one out while writers continue (DESIGN rule 1).
 //!
 //! This module must never do I/O and never decide visibility beyond the
 //! MVCC read point: deletes and versions are the scanner's job.
 
+pub mod row;
 mod scanner;
 
 pub use scanner::MemStoreScanner;
@@ -16,6 +21,8 @@ pub use scanner::MemStoreScanner;
 use crate::iter::compare_entries;
 use bytes::Bytes;
 use crossbeam_skiplist::SkipMap;
+use parking_lot::RwLock;
+use row::RowCells;
 use std::cmp::Ordering;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
@@ -23,7 +30,7 @@ use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 /// Bytes charged per entry on top of key and value: skip-list node, two
 /// `Bytes` handles and the sequence id. An estimate, like HBase's
 /// `KeyValue.heapSize()` accounting; it makes many tiny cells count.
-pub const ENTRY_OVERHEAD: u64 = 96;
+pub const ENTRY_OVERHEAD: u64 = 80;
 
 /// A skip-list key: encoded cell key plus the sequence id of its write.
 #[derive(Clone, Debug)]
@@ -49,10 +56,14 @@ impl Ord for MemKey {
     }
 }
 
+/// Bytes charged per row on top of its cells: skip-list node, lock, vector.
+pub const ROW_OVERHEAD: u64 = 96;
+
 /// One store's memstore.
 #[derive(Default)]
 pub struct MemStore {
-    map: SkipMap<MemKey, Bytes>,
+    rows: SkipMap<Bytes, RwLock<RowCells>>,
+    entries: std::sync::atomic::AtomicUsize,
     size: AtomicU64,
     min_seq: AtomicU64,
     max_seq: AtomicU64,
@@ -64,7 +75,8 @@ impl MemStore {
     /// An empty memstore.
     pub fn new() -> MemStore {
         MemStore {
-            map: SkipMap::new(),
+            rows: SkipMap::new(),
+            entries: std::sync::atomic::AtomicUsize::new(0),
             size: AtomicU64::new(0),
             min_seq: AtomicU64::new(u64::MAX),
             max_seq: AtomicU64::new(0),
@@ -76,9 +88,20 @@ impl MemStore {
     /// Inserts one entry and returns the bytes it added to the accounting.
     /// An entry with an identical key and sequence id replaces the old one
     /// (a batch repeating a cell: the later one wins).
-    pub fn insert(&self, key: Bytes, seq: u64, timestamp: u64, value: Bytes) -> u64 {
-        let delta = key.len() as u64 + value.len() as u64 + ENTRY_OVERHEAD;
-        self.map.insert(MemKey { key, seq }, value);
+    ///
+    /// `row` is the key's row (a slice of the same buffer, usually).
+    pub fn insert(&self, row: Bytes, key: Bytes, seq: u64, timestamp: u64, value: Bytes) -> u64 {
+        let mut delta = key.len() as u64 + value.len() as u64 + ENTRY_OVERHEAD;
+        let entry = match self.rows.get(&row) {
+            Some(e) => e,
+            None => {
+                delta += row.len() as u64 + ROW_OVERHEAD;
+                self.rows.get_or_insert_with(row, RwLock::default)
+            }
+        };
+        if entry.value().write().insert(MemKey { key, seq }, value) {
+            self.entries.fetch_add(1, AtomicOrdering::Relaxed);
+        }
         self.size.fetch_add(delta, AtomicOrdering::Relaxed);
         self.min_seq.fetch_min(seq, AtomicOrdering::Relaxed);
         self.max_seq.fetch_max(seq, AtomicOrdering::Relaxed);
@@ -94,12 +117,17 @@ impl MemStore {
 
     /// Number of entries.
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.entries.load(AtomicOrdering::Relaxed)
     }
 
     /// True when nothing was inserted.
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.rows.is_empty()
+    }
+
+    /// Number of rows.
+    pub fn rows(&self) -> usize {
+        self.rows.len()
     }
 
     /// Largest sequence id inserted (0 when empty).
@@ -123,11 +151,17 @@ impl MemStore {
 
     /// A cursor that sees entries with `seq <= read_point`.
     pub fn scanner(self: &Arc<Self>, read_point: u64) -> MemStoreScanner {
-        MemStoreScanner::new(Arc::clone(self), read_point)
+        MemStoreScanner::new(Arc::clone(self), read_point, None)
     }
 
-    pub(crate) fn map(&self) -> &SkipMap<MemKey, Bytes> {
-        &self.map
+    /// Like [`scanner`](Self::scanner), but never reads rows ≥ `stop_row`
+    /// (a get reads exactly one row).
+    pub fn scanner_until(self: &Arc<Self>, read_point: u64, stop_row: Bytes) -> MemStoreScanner {
+        MemStoreScanner::new(Arc::clone(self), read_point, Some(stop_row))
+    }
+
+    pub(crate) fn row_map(&self) -> &SkipMap<Bytes, RwLock<RowCells>> {
+        &self.rows
     }
 }
 
@@ -168,17 +202,24 @@ mod tests {
     use crate::iter::CellIterator;
     use ferrobase_types::{CellType, key};
 
-    fn k(row: &str, q: &str, ts: u64) -> Bytes {
-        Bytes::from(key::encode(row.as_bytes(), b"f", q.as_bytes(), ts, CellType::Put))
+    fn k(row: &str, q: &str, ts: u64) -> (Bytes, Bytes) {
+        (
+            Bytes::copy_from_slice(row.as_bytes()),
+            Bytes::from(key::encode(row.as_bytes(), b"f", q.as_bytes(), ts, CellType::Put)),
+        )
+    }
+
+    fn ins(m: &MemStore, k: (Bytes, Bytes), seq: u64, ts: u64, v: &'static [u8]) {
+        m.insert(k.0, k.1, seq, ts, Bytes::from_static(v));
     }
 
     #[test]
     fn sorted_by_key_then_seq_desc_and_read_point_hides_newer() {
         let m = Arc::new(MemStore::new());
-        m.insert(k("b", "q", 1), 1, 1, Bytes::from_static(b"b1"));
-        m.insert(k("a", "q", 1), 2, 1, Bytes::from_static(b"a-old"));
-        m.insert(k("a", "q", 1), 5, 1, Bytes::from_static(b"a-new"));
-        m.insert(k("a", "q", 9), 3, 9, Bytes::from_static(b"a9"));
+        ins(&m, k("b", "q", 1), 1, 1, b"b1");
+        ins(&m, k("a", "q", 1), 2, 1, b"a-old");
+        ins(&m, k("a", "q", 1), 5, 1, b"a-new");
+        ins(&m, k("a", "q", 9), 3, 9, b"a9");
         assert_eq!(m.len(), 4);
         assert!(m.size() > 4 * ENTRY_OVERHEAD);
         assert_eq!((m.min_seq(), m.max_seq()), (1, 5));
@@ -194,7 +235,7 @@ mod tests {
         assert_eq!(seen, vec![b"a9".to_vec(), b"a-new".to_vec(), b"a-old".to_vec(), b"b1".to_vec()]);
 
         let mut s = m.scanner(4);
-        s.seek(&k("a", "q", 1)).unwrap();
+        s.seek(&k("a", "q", 1).1).unwrap();
         assert_eq!(s.value(), b"a-old");
         assert_eq!(s.seq(), 2);
     }

@@ -56,3 +56,29 @@ pub const MAGIC: &[u8; 8] = b"FBSTORE1";
 /// into a huge allocation. A block is BLOCKSIZE (≤ 16 MiB) plus at most one
 /// cell, and HBase caps a cell at 10 MiB by default, so 1 GiB is generous.
 pub(crate) const MAX_BLOCK_LEN: usize = 1 << 30;
+
+/// A seek target parsed once, compared against many keys (index entries,
+/// restart points, walked entries) with the same result as
+/// [`ferrobase_types::key::compare`].
+pub(crate) struct SeekTarget<'a> {
+    raw: &'a [u8],
+    parsed: Option<ferrobase_types::key::KeyRef<'a>>,
+}
+
+impl<'a> SeekTarget<'a> {
+    pub fn new(raw: &'a [u8]) -> SeekTarget<'a> {
+        SeekTarget {
+            raw,
+            parsed: ferrobase_types::key::KeyRef::parse(raw),
+        }
+    }
+
+    /// True when `key` sorts before the target.
+    pub fn is_after(&self, key: &[u8]) -> bool {
+        let ord = match (ferrobase_types::key::KeyRef::parse(key), &self.parsed) {
+            (Some(k), Some(t)) => k.cmp_hbase(t),
+            _ => ferrobase_types::key::compare(key, self.raw),
+        };
+        ord == std::cmp::Ordering::Less
+    }
+}

@@ -514,3 +514,67 @@ mod properties {
         }
     }
 }
+
+/// Throughput smoke run, printed only (no timing assertions):
+/// `cargo test --release -p ferrobase-storage --test storefile_roundtrip -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn throughput_smoke() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 1_000_000u64;
+    let mut entries = Vec::with_capacity(n as usize);
+    for i in 0..n {
+        let row = format!("user{:010}", i / 10);
+        let q = format!("field{}", i % 10);
+        entries.push((
+            key::encode(
+                row.as_bytes(),
+                b"cf",
+                q.as_bytes(),
+                1_700_000_000_000,
+                CellType::Put,
+            ),
+            i,
+            vec![b'x'; 100],
+        ));
+    }
+    for (enc, comp) in [
+        (DataBlockEncoding::None, Compression::None),
+        (DataBlockEncoding::FastDiff, Compression::None),
+        (DataBlockEncoding::Prefix, Compression::Snappy),
+        (DataBlockEncoding::RowIndexV1, Compression::Zstd),
+    ] {
+        let path = dir.path().join(format!("t-{enc}-{comp}"));
+        let t = std::time::Instant::now();
+        let info = write(&path, &family(enc, comp, BloomType::Row, 65536), &entries);
+        let w = t.elapsed();
+        let cache = Arc::new(BlockCache::new(1 << 30));
+        let r = StoreFileReader::open(&path, Some(cache)).unwrap();
+        let t = std::time::Instant::now();
+        let mut it = r.scanner(true);
+        it.seek_to_first().unwrap();
+        let mut count = 0u64;
+        while it.valid() {
+            count += it.value().len() as u64 & 1;
+            it.next().unwrap();
+        }
+        let s = t.elapsed();
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let t = std::time::Instant::now();
+        let gets = 200_000;
+        for _ in 0..gets {
+            let e = &entries[rng.random_range(0..entries.len())];
+            it.seek(&e.0).unwrap();
+            assert!(it.valid());
+        }
+        let g = t.elapsed();
+        println!(
+            "{enc}/{comp}: {} bytes, {} blocks; write {:.0} k/s, scan {:.0} k/s, cached seek {:.0} k/s {count}",
+            info.length,
+            info.blocks,
+            n as f64 / w.as_secs_f64() / 1e3,
+            n as f64 / s.as_secs_f64() / 1e3,
+            gets as f64 / g.as_secs_f64() / 1e3
+        );
+    }
+}

@@ -1,79 +1,86 @@
 //! A cursor over a memstore at a read point.
 //!
 //! The skip list's entry handles borrow the map, so a cursor that owns an
-//! `Arc<MemStore>` cannot keep one. Instead it copies the next few entries
-//! (cheap `Bytes` clones) into a small buffer and refills from the last key
-//! it saw: one O(log n) search per batch, not per entry.
+//! `Arc<MemStore>` cannot keep one. Instead it copies one row's visible
+//! cells at a time (cheap `Bytes` clones, under the row's read lock) and
+//! finds the next row with one search from the last row it read.
 
 use super::{MemKey, MemStore};
 use crate::error::Result;
 use crate::iter::CellIterator;
 use bytes::Bytes;
+use ferrobase_types::key;
 use std::collections::VecDeque;
 use std::ops::Bound;
 use std::sync::Arc;
-
-const BATCH: usize = 64;
 
 /// See the module docs.
 pub struct MemStoreScanner {
     store: Arc<MemStore>,
     read_point: u64,
+    stop_row: Option<Bytes>,
     buf: VecDeque<(MemKey, Bytes)>,
-    /// Where the next refill starts (exclusive); `None` once exhausted.
-    resume: Option<MemKey>,
+    /// The last row copied; the next fill starts after it. `None`: exhausted.
+    last_row: Option<Bytes>,
 }
 
 impl MemStoreScanner {
-    pub(super) fn new(store: Arc<MemStore>, read_point: u64) -> MemStoreScanner {
+    pub(super) fn new(store: Arc<MemStore>, read_point: u64, stop_row: Option<Bytes>) -> MemStoreScanner {
         MemStoreScanner {
             store,
             read_point,
+            stop_row,
             buf: VecDeque::new(),
-            resume: None,
+            last_row: None,
         }
     }
 
-    fn fill(&mut self, from: Bound<MemKey>) {
+    /// Copies rows starting at `from` until one has a visible cell ≥ `start`.
+    fn fill(&mut self, mut from: Bound<Bytes>, start: Option<MemKey>) {
         self.buf.clear();
-        let mut last = None;
-        for e in self.store.map().range((from, Bound::Unbounded)) {
-            last = Some(e.key().clone());
-            if e.key().seq <= self.read_point {
-                self.buf.push_back((e.key().clone(), e.value().clone()));
-                if self.buf.len() >= BATCH {
-                    break;
+        self.last_row = None;
+        let mut start = start;
+        loop {
+            let Some(entry) = self.store.row_map().range((from, Bound::Unbounded)).next() else {
+                return;
+            };
+            if let Some(stop) = &self.stop_row {
+                if entry.key() >= stop {
+                    return;
                 }
             }
+            entry.value().read().collect(start.as_ref(), self.read_point, &mut self.buf);
+            self.last_row = Some(entry.key().clone());
+            if !self.buf.is_empty() {
+                return;
+            }
+            start = None;
+            from = Bound::Excluded(entry.key().clone());
         }
-        // Only resume if the batch filled up; otherwise the map is exhausted.
-        self.resume = if self.buf.len() >= BATCH { last } else { None };
     }
 
     fn refill_if_needed(&mut self) {
-        while self.buf.is_empty() {
-            match self.resume.take() {
-                Some(k) => self.fill(Bound::Excluded(k)),
-                None => return,
+        if self.buf.is_empty() {
+            if let Some(row) = self.last_row.take() {
+                self.fill(Bound::Excluded(row), None);
             }
         }
     }
 }
 
 impl CellIterator for MemStoreScanner {
-    fn seek(&mut self, key: &[u8]) -> Result<()> {
+    fn seek(&mut self, seek_key: &[u8]) -> Result<()> {
+        let row = Bytes::copy_from_slice(key::row_of(seek_key).unwrap_or_default());
         let start = MemKey {
-            key: Bytes::copy_from_slice(key),
+            key: Bytes::copy_from_slice(seek_key),
             seq: u64::MAX,
         };
-        self.fill(Bound::Included(start));
-        self.refill_if_needed();
+        self.fill(Bound::Included(row), Some(start));
         Ok(())
     }
 
     fn seek_to_first(&mut self) -> Result<()> {
-        self.fill(Bound::Unbounded);
-        self.refill_if_needed();
+        self.fill(Bound::Unbounded, None);
         Ok(())
     }
 

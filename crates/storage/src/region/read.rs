@@ -209,14 +209,14 @@ impl Region {
             let family = &store.family;
             let ttl_cutoff = family.ttl_millis().map(|t| now.saturating_sub(t)).unwrap_or(0);
             let mut sources: Vec<Box<dyn CellIterator>> = Vec::new();
-            if let Some(m) = active.stores.get(i) {
+            let memstores = [active.stores.get(i), snapshot.as_ref().and_then(|s| s.stores.get(i))];
+            for m in memstores.into_iter().flatten() {
                 if !m.is_empty() {
-                    sources.push(Box::new(m.scanner(read_point)));
-                }
-            }
-            if let Some(m) = snapshot.as_ref().and_then(|s| s.stores.get(i)) {
-                if !m.is_empty() {
-                    sources.push(Box::new(m.scanner(read_point)));
+                    sources.push(Box::new(if stop.is_empty() {
+                        m.scanner(read_point)
+                    } else {
+                        m.scanner_until(read_point, stop.clone())
+                    }));
                 }
             }
             let cache = cache_blocks && family.blockcache;

@@ -200,8 +200,10 @@ pub(crate) fn insert_edit(stores: &[Store], active: &MemStoreSet, edit: &WalEdit
             bounds.push((start, buf.len()));
         }
         let buf = Bytes::from(buf);
+        // Every key starts with the 2-byte row length, then the row.
+        let row = buf.slice(2..2 + edit.row.len().min(key::MAX_ROW_LEN));
         for (c, (s, e)) in fam.cells.iter().zip(bounds) {
-            added += memstore.insert(buf.slice(s..e), edit.seq, c.timestamp, c.value.clone());
+            added += memstore.insert(row.clone(), buf.slice(s..e), edit.seq, c.timestamp, c.value.clone());
         }
     }
     added

@@ -239,12 +239,22 @@ impl BloomBuilder {
 }
 
 /// A loaded filter.
-#[derive(Debug)]
 pub(crate) struct BloomFilter {
     kind: BloomType,
     k: u8,
     words: Vec<u64>,
     keys: u64,
+}
+
+impl std::fmt::Debug for BloomFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BloomFilter")
+            .field("kind", &self.kind)
+            .field("k", &self.k)
+            .field("keys", &self.keys)
+            .field("bytes", &self.size_bytes())
+            .finish()
+    }
 }
 
 impl BloomFilter {

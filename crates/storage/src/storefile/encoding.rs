@@ -228,6 +228,51 @@ pub(crate) struct Decoded {
     pub next: usize,
 }
 
+/// A bounds-checked reader like [`crate::codec::Cursor`], with a one-byte
+/// fast path for varints: nearly every length and flag in a block fits in
+/// one byte, and entry decoding is the hot loop of every scan.
+struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    #[inline]
+    fn u8(&mut self) -> Option<u8> {
+        let b = *self.buf.get(self.pos)?;
+        self.pos += 1;
+        Some(b)
+    }
+
+    #[inline]
+    fn varint(&mut self) -> Option<u64> {
+        let b = *self.buf.get(self.pos)?;
+        if b < 0x80 {
+            self.pos += 1;
+            return Some(u64::from(b));
+        }
+        let mut c = Cursor::new(self.buf.get(self.pos..)?);
+        let v = c.varint()?;
+        self.pos += c.position();
+        Some(v)
+    }
+
+    /// A varint that must be at most `max`.
+    #[inline]
+    fn len(&mut self, max: usize) -> Option<usize> {
+        let v = usize::try_from(self.varint()?).ok()?;
+        (v <= max).then_some(v)
+    }
+
+    #[inline]
+    fn bytes(&mut self, n: usize) -> Option<&'a [u8]> {
+        let end = self.pos.checked_add(n)?;
+        let s = self.buf.get(self.pos..end)?;
+        self.pos = end;
+        Some(s)
+    }
+}
+
 /// Decodes the entry at `pos` of `entries` into `cur` (which holds the
 /// previous entry, or the reset state at a restart point).
 pub(crate) fn decode_entry(
@@ -237,7 +282,7 @@ pub(crate) fn decode_entry(
     pos: usize,
 ) -> Result<Decoded, &'static str> {
     let input = entries.get(pos..).ok_or("entry offset past the entries")?;
-    let mut c = Cursor::new(input);
+    let mut c = Reader { buf: input, pos: 0 };
     let max = input.len();
     match encoding {
         DataBlockEncoding::None | DataBlockEncoding::RowIndexV1 => {
@@ -303,11 +348,11 @@ pub(crate) fn decode_entry(
             rebuild_key(cur, shared, suffix);
         }
     }
-    let value_start = pos + c.position();
+    let value_start = pos + c.pos;
     c.bytes(cur.vlen).ok_or("value overruns the block")?;
     Ok(Decoded {
         value_start,
-        next: pos + c.position(),
+        next: pos + c.pos,
     })
 }
 

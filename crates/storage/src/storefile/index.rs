@@ -15,8 +15,8 @@
 //! and keys ascend (`first ≤ last ≤ next first`), which is what makes the
 //! binary search correct. This module does no I/O.
 
-use super::MAX_BLOCK_LEN;
 use super::block::FRAME_OVERHEAD;
+use super::{MAX_BLOCK_LEN, SeekTarget};
 use crate::codec::{Cursor, put_varint};
 use ferrobase_types::key;
 use std::cmp::Ordering;
@@ -57,10 +57,18 @@ pub(crate) struct BlockHandle {
 }
 
 /// The loaded index; keys live in one buffer to avoid an allocation each.
-#[derive(Debug)]
 pub(crate) struct BlockIndex {
     handles: Vec<BlockHandle>,
     keys: Vec<u8>,
+}
+
+impl std::fmt::Debug for BlockIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlockIndex")
+            .field("blocks", &self.handles.len())
+            .field("key_bytes", &self.keys.len())
+            .finish()
+    }
 }
 
 impl BlockIndex {
@@ -156,11 +164,9 @@ impl BlockIndex {
     /// The first block whose last key is ≥ `target`: the only block a seek
     /// to `target` needs to read. `None` when every key is smaller.
     pub fn find(&self, target: &[u8]) -> Option<usize> {
+        let target = SeekTarget::new(target);
         let i = self.handles.partition_point(|h| {
-            key::compare(
-                self.keys.get(h.last.0..h.last.1).unwrap_or_default(),
-                target,
-            ) == Ordering::Less
+            target.is_after(self.keys.get(h.last.0..h.last.1).unwrap_or_default())
         });
         (i < self.handles.len()).then_some(i)
     }

@@ -241,6 +241,16 @@ impl StoreFileWriter {
     }
 
     fn write_section(&mut self, kind: BlockKind, payload: &[u8]) -> Result<Section> {
+        // Readers refuse larger sections; fail now rather than write a file
+        // nobody can open.
+        if payload.len() > MAX_BLOCK_LEN {
+            return Err(StorageError::InvalidRequest(format!(
+                "store file {}: {} of {} bytes exceeds the {MAX_BLOCK_LEN}-byte limit (raise BLOCKSIZE)",
+                self.path.display(),
+                kind.name(),
+                payload.len()
+            )));
+        }
         let none = compression::code(Compression::None);
         let len = write_frame(
             &mut self.out,

@@ -14,10 +14,10 @@
 
 use super::FOOTER_LEN;
 use crate::codec::Cursor;
+use crate::storefile::SeekTarget;
 use crate::storefile::encoding::{self, Prev};
 use bytes::Bytes;
-use ferrobase_types::{DataBlockEncoding, key};
-use std::cmp::Ordering;
+use ferrobase_types::DataBlockEncoding;
 
 /// See the module docs.
 pub(crate) struct BlockIter {
@@ -172,6 +172,7 @@ impl BlockIter {
     /// Positions at the first entry with key ≥ `target`; invalid if every
     /// entry of the block is smaller.
     pub fn seek(&mut self, target: &[u8]) -> Result<(), String> {
+        let target = SeekTarget::new(target);
         // First restart point whose key is ≥ target.
         let (mut lo, mut hi) = (0, self.num_restarts);
         let mut positioned_at = None;
@@ -181,7 +182,7 @@ impl BlockIter {
             if !self.valid {
                 return Err(format!("restart point {mid} has no entry"));
             }
-            if key::compare(&self.cur.key, target) == Ordering::Less {
+            if target.is_after(&self.cur.key) {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -194,7 +195,7 @@ impl BlockIter {
         if positioned_at != Some(start) {
             self.seek_to_restart(start)?;
         }
-        while self.valid && key::compare(&self.cur.key, target) == Ordering::Less {
+        while self.valid && target.is_after(&self.cur.key) {
             self.advance()?;
         }
         Ok(())
@@ -238,7 +239,7 @@ impl BlockIter {
 mod tests {
     use super::super::builder::BlockBuilder;
     use super::*;
-    use ferrobase_types::CellType;
+    use ferrobase_types::{CellType, key};
     use rand::{Rng, SeedableRng};
 
     /// Sorted entries: rows with several qualifiers and versions.
