@@ -8,11 +8,14 @@ use std::path::Path;
 pub fn load(file: Option<&Path>, overrides: &[String]) -> anyhow::Result<Settings> {
     let mut s = Settings::default();
     if let Some(path) = file {
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading settings file {}", path.display()))?;
-        s.apply_toml(&text).with_context(|| format!("in settings file {}", path.display()))?;
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("reading settings file {}", path.display()))?;
+        s.apply_toml(&text)
+            .with_context(|| format!("in settings file {}", path.display()))?;
     }
     for o in overrides {
-        s.apply_override(o).with_context(|| format!("in --set {o}"))?;
+        s.apply_override(o)
+            .with_context(|| format!("in --set {o}"))?;
     }
     Ok(s)
 }
@@ -26,7 +29,12 @@ pub fn print(s: &Settings, markdown: bool) {
     }
     for (def, (_, value)) in Settings::DEFINITIONS.iter().zip(values) {
         if markdown {
-            println!("| `{}` | `{}` | {} |", def.name, def.default.replace('_', ""), def.doc);
+            println!(
+                "| `{}` | `{}` | {} |",
+                def.name,
+                def.default.replace('_', ""),
+                def.doc
+            );
         } else {
             println!("{} = {}    # {}", def.name, value, def.doc);
         }

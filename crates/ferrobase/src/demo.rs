@@ -61,7 +61,8 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
         family.set(k, v)?;
     }
     let table = TableDescriptor::new("demo", vec![family])?;
-    std::fs::create_dir_all(&args.data_dir).with_context(|| format!("creating {}", args.data_dir.display()))?;
+    std::fs::create_dir_all(&args.data_dir)
+        .with_context(|| format!("creating {}", args.data_dir.display()))?;
     let engine = Engine::open(&args.data_dir, settings).context("opening the engine")?;
     let region = engine.open_region(&table, RegionInfo::whole_table(1, "demo"))?;
     println!("data dir: {}", args.data_dir.display());
@@ -97,7 +98,8 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
             std::thread::sleep(std::time::Duration::from_millis(200));
         }
         for h in handles {
-            h.join().map_err(|_| anyhow::anyhow!("a writer thread panicked"))??;
+            h.join()
+                .map_err(|_| anyhow::anyhow!("a writer thread panicked"))??;
         }
         Ok(())
     });
@@ -122,14 +124,20 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
             found += 1;
         }
     }
-    println!("get: {found}/{sample} sampled rows found, {:.0} gets/s", sample as f64 / start.elapsed().as_secs_f64());
+    println!(
+        "get: {found}/{sample} sampled rows found, {:.0} gets/s",
+        sample as f64 / start.elapsed().as_secs_f64()
+    );
     if found != sample {
         bail!("{} loaded rows are missing", sample - found);
     }
     region.flush(true)?;
     let start = Instant::now();
     let rows = count_rows(&region)?;
-    println!("scan: {rows} rows, {:.0} rows/s", rows as f64 / start.elapsed().as_secs_f64());
+    println!(
+        "scan: {rows} rows, {:.0} rows/s",
+        rows as f64 / start.elapsed().as_secs_f64()
+    );
     region.compact(true)?;
     let status = region.status();
     println!(
@@ -152,7 +160,11 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
     );
     for (family, files) in region.store_files() {
         for f in files {
-            println!("store file {family}: {}  (inspect: ferrobase storefile meta {})", f.display(), f.display());
+            println!(
+                "store file {family}: {}  (inspect: ferrobase storefile meta {})",
+                f.display(),
+                f.display()
+            );
         }
     }
     engine.close()?;

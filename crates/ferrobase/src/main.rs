@@ -75,7 +75,11 @@ fn main() -> ExitCode {
             StorefileCommand::Meta { file } => storefile_cmd::meta(&file),
             StorefileCommand::Cells { file, values } => storefile_cmd::cells(&file, values),
         },
-        Command::Settings { config, set, markdown } => config::load(config.as_deref(), &set).map(|s| config::print(&s, markdown)),
+        Command::Settings {
+            config,
+            set,
+            markdown,
+        } => config::load(config.as_deref(), &set).map(|s| config::print(&s, markdown)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

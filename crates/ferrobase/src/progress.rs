@@ -20,8 +20,10 @@ impl Progress {
         let bar = std::io::stderr().is_terminal().then(|| {
             let b = ProgressBar::new(total);
             b.set_style(
-                ProgressStyle::with_template("{bar:40} {pos}/{len} {msg} [{elapsed_precise}, ETA {eta}]")
-                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+                ProgressStyle::with_template(
+                    "{bar:40} {pos}/{len} {msg} [{elapsed_precise}, ETA {eta}]",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
             );
             b
         });

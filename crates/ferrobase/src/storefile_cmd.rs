@@ -10,7 +10,8 @@ use std::path::Path;
 
 /// Prints the file info, one `key=value` a line.
 pub fn meta(file: &Path) -> anyhow::Result<()> {
-    let reader = StoreFileReader::open(file, None).with_context(|| format!("opening store file {}", file.display()))?;
+    let reader = StoreFileReader::open(file, None)
+        .with_context(|| format!("opening store file {}", file.display()))?;
     let mut out = std::io::stdout().lock();
     for (k, v) in reader.info().describe() {
         writeln!(out, "{k}={v}")?;
@@ -20,14 +21,18 @@ pub fn meta(file: &Path) -> anyhow::Result<()> {
 
 /// Prints every cell.
 pub fn cells(file: &Path, values: bool) -> anyhow::Result<()> {
-    let reader = StoreFileReader::open(file, None).with_context(|| format!("opening store file {}", file.display()))?;
+    let reader = StoreFileReader::open(file, None)
+        .with_context(|| format!("opening store file {}", file.display()))?;
     let mut it = reader.scanner(false);
     it.seek_to_first()?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     while it.valid() {
         match KeyRef::parse(it.key()) {
             Some(k) => {
-                let t = k.cell_type().map(|t| t.name().to_string()).unwrap_or_else(|| format!("Type{}", k.type_code));
+                let t = k
+                    .cell_type()
+                    .map(|t| t.name().to_string())
+                    .unwrap_or_else(|| format!("Type{}", k.type_code));
                 write!(
                     out,
                     "{}/{}:{}/{}/{}/vlen={}/seqid={}",
@@ -44,7 +49,11 @@ pub fn cells(file: &Path, values: bool) -> anyhow::Result<()> {
                 }
                 writeln!(out)?;
             }
-            None => anyhow::bail!("unparseable key {} in {}", to_string_binary(it.key()), file.display()),
+            None => anyhow::bail!(
+                "unparseable key {} in {}",
+                to_string_binary(it.key()),
+                file.display()
+            ),
         }
         it.next()?;
     }

@@ -76,7 +76,9 @@ impl Engine {
             &dir.join("wal"),
             WalOptions {
                 roll_size: settings.wal_roll_size(),
-                async_flush_interval: Duration::from_millis(settings.async_wal_flush_interval_ms.max(1)),
+                async_flush_interval: Duration::from_millis(
+                    settings.async_wal_flush_interval_ms.max(1),
+                ),
             },
         )?;
         let cache = Arc::new(BlockCache::new(settings.block_cache_bytes()));
@@ -117,7 +119,10 @@ impl Engine {
             return Ok(r.clone());
         }
         let region = Region::open(self.shared.clone(), table, info)?;
-        self.shared.regions.write().insert(region.info().id, region.clone());
+        self.shared
+            .regions
+            .write()
+            .insert(region.info().id, region.clone());
         Ok(region)
     }
 
@@ -177,7 +182,11 @@ impl Engine {
                 first_err.get_or_insert(e);
             }
         }
-        for tx in [&self.shared.flush_tx, &self.shared.small_tx, &self.shared.large_tx] {
+        for tx in [
+            &self.shared.flush_tx,
+            &self.shared.small_tx,
+            &self.shared.large_tx,
+        ] {
             tx.lock().take();
         }
         self.shared.notify_memory_freed();
@@ -258,16 +267,24 @@ impl EngineShared {
     pub(crate) fn flushed(&self, freed: u64, bytes_written: u64) {
         let _ = self
             .global_memstore
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| Some(v.saturating_sub(freed)));
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+                Some(v.saturating_sub(freed))
+            });
         self.counters.flushes.fetch_add(1, Ordering::Relaxed);
-        self.counters.flushed_bytes.fetch_add(bytes_written, Ordering::Relaxed);
+        self.counters
+            .flushed_bytes
+            .fetch_add(bytes_written, Ordering::Relaxed);
         self.notify_memory_freed();
     }
 
     pub(crate) fn compacted(&self, bytes_in: u64, bytes_out: u64) {
         self.counters.compactions.fetch_add(1, Ordering::Relaxed);
-        self.counters.compacted_bytes_in.fetch_add(bytes_in, Ordering::Relaxed);
-        self.counters.compacted_bytes_out.fetch_add(bytes_out, Ordering::Relaxed);
+        self.counters
+            .compacted_bytes_in
+            .fetch_add(bytes_in, Ordering::Relaxed);
+        self.counters
+            .compacted_bytes_out
+            .fetch_add(bytes_out, Ordering::Relaxed);
     }
 
     fn notify_memory_freed(&self) {
@@ -297,7 +314,11 @@ impl EngineShared {
     }
 
     pub(crate) fn queue_compaction(&self, region: u64, bytes: u64) {
-        let pool = if bytes > self.settings.compaction_throttle { &self.large_tx } else { &self.small_tx };
+        let pool = if bytes > self.settings.compaction_throttle {
+            &self.large_tx
+        } else {
+            &self.small_tx
+        };
         if let Some(tx) = pool.lock().as_ref() {
             let _ = tx.send(Job::Compact(region));
         }

@@ -91,7 +91,19 @@ impl MemStore {
     ///
     /// `row` is the key's row (a slice of the same buffer, usually).
     pub fn insert(&self, row: Bytes, key: Bytes, seq: u64, timestamp: u64, value: Bytes) -> u64 {
-        let mut delta = key.len() as u64 + value.len() as u64 + ENTRY_OVERHEAD;
+        self.insert_row(row, seq, std::iter::once((key, timestamp, value)))
+    }
+
+    /// Inserts cells of one row written by one mutation (`(key, timestamp,
+    /// value)`, all with sequence id `seq`): one row lookup and one lock
+    /// for all of them. Returns the bytes added to the accounting.
+    pub fn insert_row(
+        &self,
+        row: Bytes,
+        seq: u64,
+        cells: impl ExactSizeIterator<Item = (Bytes, u64, Bytes)>,
+    ) -> u64 {
+        let mut delta = 0;
         let entry = match self.rows.get(&row) {
             Some(e) => e,
             None => {
@@ -99,14 +111,25 @@ impl MemStore {
                 self.rows.get_or_insert_with(row, RwLock::default)
             }
         };
-        if entry.value().write().insert(MemKey { key, seq }, value) {
-            self.entries.fetch_add(1, AtomicOrdering::Relaxed);
+        let (mut min_ts, mut max_ts, mut added) = (u64::MAX, 0, 0);
+        {
+            let mut cells_of_row = entry.value().write();
+            cells_of_row.reserve(cells.len());
+            for (key, ts, value) in cells {
+                delta += key.len() as u64 + value.len() as u64 + ENTRY_OVERHEAD;
+                min_ts = min_ts.min(ts);
+                max_ts = max_ts.max(ts);
+                if cells_of_row.insert(MemKey { key, seq }, value) {
+                    added += 1;
+                }
+            }
         }
+        self.entries.fetch_add(added, AtomicOrdering::Relaxed);
         self.size.fetch_add(delta, AtomicOrdering::Relaxed);
         self.min_seq.fetch_min(seq, AtomicOrdering::Relaxed);
         self.max_seq.fetch_max(seq, AtomicOrdering::Relaxed);
-        self.min_ts.fetch_min(timestamp, AtomicOrdering::Relaxed);
-        self.max_ts.fetch_max(timestamp, AtomicOrdering::Relaxed);
+        self.min_ts.fetch_min(min_ts, AtomicOrdering::Relaxed);
+        self.max_ts.fetch_max(max_ts, AtomicOrdering::Relaxed);
         delta
     }
 
@@ -191,7 +214,11 @@ impl MemStoreSet {
 
     /// Smallest sequence id in any store (`u64::MAX` when empty).
     pub fn min_seq(&self) -> u64 {
-        self.stores.iter().map(|m| m.min_seq()).min().unwrap_or(u64::MAX)
+        self.stores
+            .iter()
+            .map(|m| m.min_seq())
+            .min()
+            .unwrap_or(u64::MAX)
     }
 }
 
@@ -205,7 +232,13 @@ mod tests {
     fn k(row: &str, q: &str, ts: u64) -> (Bytes, Bytes) {
         (
             Bytes::copy_from_slice(row.as_bytes()),
-            Bytes::from(key::encode(row.as_bytes(), b"f", q.as_bytes(), ts, CellType::Put)),
+            Bytes::from(key::encode(
+                row.as_bytes(),
+                b"f",
+                q.as_bytes(),
+                ts,
+                CellType::Put,
+            )),
         )
     }
 
@@ -232,7 +265,15 @@ mod tests {
             seen.push(s.value().to_vec());
             s.next().unwrap();
         }
-        assert_eq!(seen, vec![b"a9".to_vec(), b"a-new".to_vec(), b"a-old".to_vec(), b"b1".to_vec()]);
+        assert_eq!(
+            seen,
+            vec![
+                b"a9".to_vec(),
+                b"a-new".to_vec(),
+                b"a-old".to_vec(),
+                b"b1".to_vec()
+            ]
+        );
 
         let mut s = m.scanner(4);
         s.seek(&k("a", "q", 1).1).unwrap();

@@ -96,7 +96,11 @@ impl Region {
     /// Opens (creating if new) the region's directory, loads its manifest,
     /// deletes files an interrupted flush or compaction left behind, and
     /// replays its WAL edits newer than the last flush.
-    pub(crate) fn open(shared: Arc<EngineShared>, table: &TableDescriptor, info: RegionInfo) -> Result<Arc<Region>> {
+    pub(crate) fn open(
+        shared: Arc<EngineShared>,
+        table: &TableDescriptor,
+        info: RegionInfo,
+    ) -> Result<Arc<Region>> {
         let dir = shared.data_dir().join(&table.name).join(info.dir_name());
         mkdir(&dir)?;
         let tmp = dir.join(TMP_DIR);
@@ -109,11 +113,18 @@ impl Region {
         for family in &table.families {
             let fdir = dir.join(&family.name);
             mkdir(&fdir)?;
-            let live: Vec<String> = manifest.stores.get(&family.name).cloned().unwrap_or_default();
+            let live: Vec<String> = manifest
+                .stores
+                .get(&family.name)
+                .cloned()
+                .unwrap_or_default();
             remove_orphans(&fdir, &live)?;
             let mut readers = Vec::new();
             for name in live.iter().rev() {
-                readers.push(StoreFileReader::open(&fdir.join(name), Some(shared.cache().clone()))?);
+                readers.push(StoreFileReader::open(
+                    &fdir.join(name),
+                    Some(shared.cache().clone()),
+                )?);
             }
             files.push(Arc::new(readers));
             stores.push(Store {
@@ -131,7 +142,9 @@ impl Region {
             replayed_bytes += write::insert_edit(&stores, &active, &edit);
             Ok(())
         };
-        let replayed = shared.wal().replay(info.id, manifest.flushed_seq, &mut replay)?;
+        let replayed = shared
+            .wal()
+            .replay(info.id, manifest.flushed_seq, &mut replay)?;
         // The WAL keeps flushed sequence ids in memory only: tell it again
         // after a restart so old segments can be deleted.
         shared.wal().mark_flushed(info.id, manifest.flushed_seq);
@@ -198,7 +211,12 @@ impl Region {
         self.stores
             .iter()
             .zip(st.files.iter())
-            .map(|(s, f)| (s.family.name.clone(), f.iter().map(|r| r.path().to_path_buf()).collect()))
+            .map(|(s, f)| {
+                (
+                    s.family.name.clone(),
+                    f.iter().map(|r| r.path().to_path_buf()).collect(),
+                )
+            })
             .collect()
     }
 

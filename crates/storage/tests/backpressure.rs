@@ -2,7 +2,11 @@
 //! block, then fail with "region too busy" after blockingWaitTime; with
 //! compactions switched off, flushes are delayed at blockingStoreFiles and
 //! writers are slowed, never deadlocked; every stall is counted.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::field_reassign_with_default
+)]
 
 use ferrobase_storage::{Engine, ErrorKind, Get, RegionInfo, StorageError};
 use ferrobase_types::{Durability, FamilyDescriptor, RowMutation, Settings, TableDescriptor};
@@ -13,7 +17,9 @@ fn table() -> TableDescriptor {
 }
 
 fn put(i: u64) -> RowMutation {
-    RowMutation::new(format!("row{i:06}")).put("f", "q", vec![b'v'; 200]).with_durability(Durability::SkipWal)
+    RowMutation::new(format!("row{i:06}"))
+        .put("f", "q", vec![b'v'; 200])
+        .with_durability(Durability::SkipWal)
 }
 
 #[test]
@@ -25,7 +31,9 @@ fn blocked_writers_get_region_too_busy_then_recover() {
     s.blocking_wait_time_ms = 300;
     s.memory_size = 256 << 20;
     let engine = Engine::open(dir.path(), s).unwrap();
-    let region = engine.open_region(&table(), RegionInfo::whole_table(1, "bp")).unwrap();
+    let region = engine
+        .open_region(&table(), RegionInfo::whole_table(1, "bp"))
+        .unwrap();
     engine.set_flushes_paused(true);
 
     let writers: Vec<_> = (0..4u64)
@@ -77,7 +85,9 @@ fn stalled_compaction_delays_flushes_without_deadlock() {
     s.memory_size = 256 << 20;
     let engine = Engine::open(dir.path(), s).unwrap();
     engine.set_compactions_enabled(false);
-    let region = engine.open_region(&table(), RegionInfo::whole_table(1, "bp")).unwrap();
+    let region = engine
+        .open_region(&table(), RegionInfo::whole_table(1, "bp"))
+        .unwrap();
     let writers: Vec<_> = (0..3u64)
         .map(|t| {
             let region = Arc::clone(&region);
@@ -106,7 +116,13 @@ fn stalled_compaction_delays_flushes_without_deadlock() {
     region.compact(false).unwrap();
     for t in 0..3u64 {
         for i in (0..1500).step_by(97) {
-            assert_eq!(region.get(&Get::new(format!("row{:06}", t * 10_000 + i))).unwrap().len(), 1);
+            assert_eq!(
+                region
+                    .get(&Get::new(format!("row{:06}", t * 10_000 + i)))
+                    .unwrap()
+                    .len(),
+                1
+            );
         }
     }
     engine.close().unwrap();

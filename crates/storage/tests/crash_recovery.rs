@@ -6,7 +6,11 @@
 //! The child is this test binary re-executed with `FERROBASE_CRASH_CHILD`
 //! set; tiny flush sizes make flushes, compactions and WAL truncation run
 //! while the child writes, so kills land inside them too.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::field_reassign_with_default
+)]
 
 use ferrobase_storage::{Engine, Get, RegionInfo, Scan};
 use ferrobase_types::{Durability, FamilyDescriptor, RowMutation, Settings, TableDescriptor};
@@ -40,8 +44,13 @@ fn row(i: u64) -> Vec<u8> {
 
 fn child(dir: &Path, durability: Durability) {
     let engine = Engine::open(dir, settings()).unwrap();
-    let region = engine.open_region(&table(), RegionInfo::whole_table(1, "crash")).unwrap();
-    let start: u64 = std::env::var("FERROBASE_CRASH_START").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
+    let region = engine
+        .open_region(&table(), RegionInfo::whole_table(1, "crash"))
+        .unwrap();
+    let start: u64 = std::env::var("FERROBASE_CRASH_START")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
     let threads: Vec<_> = (0..4u64)
         .map(|t| {
             let region = region.clone();
@@ -71,7 +80,10 @@ fn child(dir: &Path, durability: Durability) {
 #[test]
 fn acknowledged_writes_survive_sigkill() {
     if let Ok(d) = std::env::var(CHILD_ENV) {
-        let durability = std::env::var("FERROBASE_CRASH_DURABILITY").unwrap().parse().unwrap();
+        let durability = std::env::var("FERROBASE_CRASH_DURABILITY")
+            .unwrap()
+            .parse()
+            .unwrap();
         child(Path::new(&d), durability);
         return;
     }
@@ -80,10 +92,19 @@ fn acknowledged_writes_survive_sigkill() {
     let mut acked: Vec<u64> = Vec::new();
     let mut next_start = 0u64;
     for round in 0..6 {
-        let durability = if round % 2 == 0 { "SYNC_WAL" } else { "FSYNC_WAL" };
+        let durability = if round % 2 == 0 {
+            "SYNC_WAL"
+        } else {
+            "FSYNC_WAL"
+        };
         let kill_after: usize = rng.random_range(50..3000);
         let mut child = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "acknowledged_writes_survive_sigkill", "--nocapture", "--test-threads=1"])
+            .args([
+                "--exact",
+                "acknowledged_writes_survive_sigkill",
+                "--nocapture",
+                "--test-threads=1",
+            ])
             .env(CHILD_ENV, dir.path())
             .env("FERROBASE_CRASH_DURABILITY", durability)
             .env("FERROBASE_CRASH_START", next_start.to_string())
@@ -110,10 +131,17 @@ fn acknowledged_writes_survive_sigkill() {
         next_start = next_start.div_ceil(4) * 4;
 
         let engine = Engine::open(dir.path(), settings()).unwrap();
-        let region = engine.open_region(&table(), RegionInfo::whole_table(1, "crash")).unwrap();
+        let region = engine
+            .open_region(&table(), RegionInfo::whole_table(1, "crash"))
+            .unwrap();
         for &i in &acked {
             let cells = region.get(&Get::new(row(i))).unwrap();
-            assert_eq!(cells.len(), 3, "round {round} ({durability}): acknowledged row {i} has {} cells", cells.len());
+            assert_eq!(
+                cells.len(),
+                3,
+                "round {round} ({durability}): acknowledged row {i} has {} cells",
+                cells.len()
+            );
             assert_eq!(cells[0].value, format!("value-a-{i}").as_bytes());
             assert_eq!(cells[2].value, format!("{i}").as_bytes());
         }
@@ -123,7 +151,11 @@ fn acknowledged_writes_survive_sigkill() {
         while scanner.next_row().unwrap().is_some() {
             rows += 1;
         }
-        assert!(rows >= acked.len(), "scan saw {rows} rows, {} acknowledged", acked.len());
+        assert!(
+            rows >= acked.len(),
+            "scan saw {rows} rows, {} acknowledged",
+            acked.len()
+        );
         engine.close().unwrap();
     }
 }

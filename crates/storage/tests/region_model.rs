@@ -8,7 +8,11 @@
 //! versions: outside those bounds HBase's own semantics (deletes masking
 //! later puts with older timestamps, versions beyond VERSIONS reappearing
 //! until a major compaction) differ from any simple model, on purpose.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::field_reassign_with_default
+)]
 
 use bytes::Bytes;
 use ferrobase_storage::{Engine, Get, RegionInfo, Scan};
@@ -21,13 +25,36 @@ const VERSIONS: usize = 3;
 
 #[derive(Clone, Debug)]
 enum Op {
-    Put { row: u8, q: u8, ts_pick: u8, value: u16 },
-    DeleteVersion { row: u8, q: u8, pick: u8 },
-    DeleteLatest { row: u8, q: u8 },
-    DeleteColumn { row: u8, q: u8 },
-    DeleteFamily { row: u8 },
-    Get { row: u8, versions: bool },
-    Scan { start: u8, stop: u8 },
+    Put {
+        row: u8,
+        q: u8,
+        ts_pick: u8,
+        value: u16,
+    },
+    DeleteVersion {
+        row: u8,
+        q: u8,
+        pick: u8,
+    },
+    DeleteLatest {
+        row: u8,
+        q: u8,
+    },
+    DeleteColumn {
+        row: u8,
+        q: u8,
+    },
+    DeleteFamily {
+        row: u8,
+    },
+    Get {
+        row: u8,
+        versions: bool,
+    },
+    Scan {
+        start: u8,
+        stop: u8,
+    },
     Flush,
     Minor,
     Major,
@@ -84,14 +111,24 @@ impl Harness {
         f.set("BLOCKSIZE", "1024").unwrap();
         let table = TableDescriptor::new("t", vec![f]).unwrap();
         let engine = Engine::open(dir.path(), settings()).unwrap();
-        let region = engine.open_region(&table, RegionInfo::whole_table(1, "t")).unwrap();
-        Harness { dir, engine, region, table }
+        let region = engine
+            .open_region(&table, RegionInfo::whole_table(1, "t"))
+            .unwrap();
+        Harness {
+            dir,
+            engine,
+            region,
+            table,
+        }
     }
 
     fn reopen(&mut self) {
         self.engine.close().unwrap();
         self.engine = Engine::open(self.dir.path(), settings()).unwrap();
-        self.region = self.engine.open_region(&self.table, RegionInfo::whole_table(1, "t")).unwrap();
+        self.region = self
+            .engine
+            .open_region(&self.table, RegionInfo::whole_table(1, "t"))
+            .unwrap();
     }
 }
 
@@ -106,7 +143,10 @@ fn expected_row(model: &Model, r: u8, versions: usize) -> Vec<(Vec<u8>, u64, Vec
 }
 
 fn actual(cells: &[ferrobase_types::Cell]) -> Vec<(Vec<u8>, u64, Vec<u8>)> {
-    cells.iter().map(|c| (c.qualifier.to_vec(), c.timestamp, c.value.to_vec())).collect()
+    cells
+        .iter()
+        .map(|c| (c.qualifier.to_vec(), c.timestamp, c.value.to_vec()))
+        .collect()
 }
 
 fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
@@ -115,7 +155,12 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
     let mut clock: u64 = 1_000;
     for op in ops {
         match op {
-            Op::Put { row, q, ts_pick, value } => {
+            Op::Put {
+                row,
+                q,
+                ts_pick,
+                value,
+            } => {
                 let col = model.entry((row, q)).or_default();
                 let ts = if col.len() >= VERSIONS || (!col.is_empty() && ts_pick % 4 == 0) {
                     *col.keys().nth(ts_pick as usize % col.len()).unwrap()
@@ -124,31 +169,45 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                     clock
                 };
                 let v = format!("v{value}").into_bytes();
-                h.region.mutate(RowMutation::new(row_key(row)).put_at("f", qual(q), ts, v.clone())).unwrap();
+                h.region
+                    .mutate(RowMutation::new(row_key(row)).put_at("f", qual(q), ts, v.clone()))
+                    .unwrap();
                 col.insert(ts, v);
             }
             Op::DeleteVersion { row, q, pick } => {
                 let col = model.entry((row, q)).or_default();
                 if let Some(ts) = col.keys().nth(pick as usize % col.len().max(1)).copied() {
-                    h.region.mutate(RowMutation::new(row_key(row)).delete_version("f", qual(q), ts)).unwrap();
+                    h.region
+                        .mutate(RowMutation::new(row_key(row)).delete_version("f", qual(q), ts))
+                        .unwrap();
                     col.remove(&ts);
                 }
             }
             Op::DeleteLatest { row, q } => {
                 let col = model.entry((row, q)).or_default();
                 if let Some(ts) = col.keys().next_back().copied() {
-                    h.region.mutate(RowMutation::new(row_key(row)).delete_version("f", qual(q), LATEST_TIMESTAMP)).unwrap();
+                    h.region
+                        .mutate(RowMutation::new(row_key(row)).delete_version(
+                            "f",
+                            qual(q),
+                            LATEST_TIMESTAMP,
+                        ))
+                        .unwrap();
                     col.remove(&ts);
                 }
             }
             Op::DeleteColumn { row, q } => {
                 clock += 1;
-                h.region.mutate(RowMutation::new(row_key(row)).delete_column("f", qual(q), clock)).unwrap();
+                h.region
+                    .mutate(RowMutation::new(row_key(row)).delete_column("f", qual(q), clock))
+                    .unwrap();
                 model.remove(&(row, q));
             }
             Op::DeleteFamily { row } => {
                 clock += 1;
-                h.region.mutate(RowMutation::new(row_key(row)).delete_family("f", clock)).unwrap();
+                h.region
+                    .mutate(RowMutation::new(row_key(row)).delete_family("f", clock))
+                    .unwrap();
                 model.retain(|(r, _), _| *r != row);
             }
             Op::Get { row, versions } => {
@@ -162,7 +221,11 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                 let (lo, hi) = (start.min(stop), start.max(stop));
                 let scan = Scan {
                     start_row: Bytes::from(row_key(lo)),
-                    stop_row: if hi >= 12 { Bytes::new() } else { Bytes::from(row_key(hi)) },
+                    stop_row: if hi >= 12 {
+                        Bytes::new()
+                    } else {
+                        Bytes::from(row_key(hi))
+                    },
                     ..Scan::default()
                 };
                 let mut got = Vec::new();
@@ -194,7 +257,12 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
     for r in 0..12 {
         let mut g = Get::new(row_key(r));
         g.max_versions = VERSIONS as u32;
-        prop_assert_eq!(actual(&h.region.get(&g).unwrap()), expected_row(&model, r, VERSIONS), "final row {}", r);
+        prop_assert_eq!(
+            actual(&h.region.get(&g).unwrap()),
+            expected_row(&model, r, VERSIONS),
+            "final row {}",
+            r
+        );
     }
     h.engine.close().unwrap();
     Ok(())

@@ -1,7 +1,11 @@
 //! HBase's read and compaction rules at the region level: versions, time
 //! ranges, TTL with MIN_VERSIONS, KEEP_DELETED_CELLS, column selection,
 //! family deletes, major compaction dropping what is gone, bad requests.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::field_reassign_with_default
+)]
 
 use bytes::Bytes;
 use ferrobase_storage::{Engine, ErrorKind, Get, Region, RegionInfo, Scan, StorageError};
@@ -17,16 +21,24 @@ fn open(dir: &std::path::Path, attrs: &[(&str, &str)]) -> (Arc<Engine>, Arc<Regi
     let mut s = Settings::default();
     s.memory_size = 256 << 20;
     let engine = Engine::open(dir, s).unwrap();
-    let region = engine.open_region(&table, RegionInfo::whole_table(1, "t")).unwrap();
+    let region = engine
+        .open_region(&table, RegionInfo::whole_table(1, "t"))
+        .unwrap();
     (engine, region)
 }
 
 fn now() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
 }
 
 fn values(cells: &[ferrobase_types::Cell]) -> Vec<String> {
-    cells.iter().map(|c| String::from_utf8_lossy(&c.value).to_string()).collect()
+    cells
+        .iter()
+        .map(|c| String::from_utf8_lossy(&c.value).to_string())
+        .collect()
 }
 
 #[test]
@@ -34,11 +46,16 @@ fn versions_time_range_and_major_compaction() {
     let dir = tempfile::tempdir().unwrap();
     let (engine, r) = open(dir.path(), &[("VERSIONS", "3")]);
     for ts in 1..=5u64 {
-        r.mutate(RowMutation::new("r").put_at("f", "q", ts, format!("v{ts}"))).unwrap();
+        r.mutate(RowMutation::new("r").put_at("f", "q", ts, format!("v{ts}")))
+            .unwrap();
     }
     let mut g = Get::new("r");
     g.max_versions = 10;
-    assert_eq!(values(&r.get(&g).unwrap()), ["v5", "v4", "v3"], "capped at VERSIONS");
+    assert_eq!(
+        values(&r.get(&g).unwrap()),
+        ["v5", "v4", "v3"],
+        "capped at VERSIONS"
+    );
     g.time_range = (2, 4);
     assert_eq!(values(&r.get(&g).unwrap()), ["v3", "v2"], "[2, 4) only");
     r.flush(true).unwrap();
@@ -46,7 +63,10 @@ fn versions_time_range_and_major_compaction() {
     let mut g = Get::new("r");
     g.max_versions = 10;
     g.time_range = (0, 3);
-    assert!(r.get(&g).unwrap().is_empty(), "major compaction dropped versions beyond VERSIONS");
+    assert!(
+        r.get(&g).unwrap().is_empty(),
+        "major compaction dropped versions beyond VERSIONS"
+    );
     engine.close().unwrap();
 }
 
@@ -64,15 +84,23 @@ fn deletes_of_every_kind() {
     r.mutate(m).unwrap();
     r.flush(true).unwrap();
     // Delete (one version), DeleteColumn (≤ ts), DeleteFamilyVersion (exact ts in every column).
-    r.mutate(RowMutation::new("r").delete_version("f", "a", LATEST_TIMESTAMP)).unwrap();
-    r.mutate(RowMutation::new("r").delete_column("f", "b", 20)).unwrap();
+    r.mutate(RowMutation::new("r").delete_version("f", "a", LATEST_TIMESTAMP))
+        .unwrap();
+    r.mutate(RowMutation::new("r").delete_column("f", "b", 20))
+        .unwrap();
     let mut g = Get::new("r");
     g.max_versions = 5;
     assert_eq!(values(&r.get(&g).unwrap()), ["a10", "c10", "x10"]);
-    r.mutate(RowMutation::new("r").delete_family_version("f", 10)).unwrap();
+    r.mutate(RowMutation::new("r").delete_family_version("f", 10))
+        .unwrap();
     assert_eq!(values(&r.get(&g).unwrap()), ["x10"]);
     // DeleteFamily masks older cells but not newer ones.
-    r.mutate(RowMutation::new("r").put_at("g", "y", 30, "y30").delete_family("g", 25)).unwrap();
+    r.mutate(
+        RowMutation::new("r")
+            .put_at("g", "y", 30, "y30")
+            .delete_family("g", 25),
+    )
+    .unwrap();
     assert_eq!(values(&r.get(&g).unwrap()), ["y30"]);
     r.compact(true).unwrap();
     assert_eq!(values(&r.get(&g).unwrap()), ["y30"]);
@@ -88,10 +116,19 @@ fn deletes_of_every_kind() {
 #[test]
 fn ttl_min_versions_and_keep_deleted_cells() {
     let dir = tempfile::tempdir().unwrap();
-    let (engine, r) = open(dir.path(), &[("TTL", "60"), ("VERSIONS", "3"), ("MIN_VERSIONS", "1")]);
+    let (engine, r) = open(
+        dir.path(),
+        &[("TTL", "60"), ("VERSIONS", "3"), ("MIN_VERSIONS", "1")],
+    );
     let old = now() - 3_600_000;
-    r.mutate(RowMutation::new("r").put_at("f", "q", old, "old1").put_at("f", "q", old + 1, "old2")).unwrap();
-    r.mutate(RowMutation::new("s").put("f", "q", "fresh")).unwrap();
+    r.mutate(
+        RowMutation::new("r")
+            .put_at("f", "q", old, "old1")
+            .put_at("f", "q", old + 1, "old2"),
+    )
+    .unwrap();
+    r.mutate(RowMutation::new("s").put("f", "q", "fresh"))
+        .unwrap();
     let mut g = Get::new("r");
     g.max_versions = 3;
     // Expired, but MIN_VERSIONS keeps the newest one visible.
@@ -104,14 +141,23 @@ fn ttl_min_versions_and_keep_deleted_cells() {
 
     let dir = tempfile::tempdir().unwrap();
     let (engine, r) = open(dir.path(), &[("TTL", "60")]);
-    r.mutate(RowMutation::new("r").put_at("f", "q", now() - 3_600_000, "gone")).unwrap();
-    assert!(r.get(&Get::new("r")).unwrap().is_empty(), "expired cell hidden");
+    r.mutate(RowMutation::new("r").put_at("f", "q", now() - 3_600_000, "gone"))
+        .unwrap();
+    assert!(
+        r.get(&Get::new("r")).unwrap().is_empty(),
+        "expired cell hidden"
+    );
     engine.close().unwrap();
 
     let dir = tempfile::tempdir().unwrap();
-    let (engine, r) = open(dir.path(), &[("KEEP_DELETED_CELLS", "TRUE"), ("VERSIONS", "3")]);
-    r.mutate(RowMutation::new("r").put_at("f", "q", 5, "kept")).unwrap();
-    r.mutate(RowMutation::new("r").delete_column("f", "q", 6)).unwrap();
+    let (engine, r) = open(
+        dir.path(),
+        &[("KEEP_DELETED_CELLS", "TRUE"), ("VERSIONS", "3")],
+    );
+    r.mutate(RowMutation::new("r").put_at("f", "q", 5, "kept"))
+        .unwrap();
+    r.mutate(RowMutation::new("r").delete_column("f", "q", 6))
+        .unwrap();
     r.flush(true).unwrap();
     r.compact(true).unwrap();
     assert!(r.get(&Get::new("r")).unwrap().is_empty());
@@ -127,7 +173,13 @@ fn columns_scans_and_limits() {
     let (engine, r) = open(dir.path(), &[("BLOOMFILTER", "ROWCOL")]);
     for i in 0..100u32 {
         let row = format!("row{i:03}");
-        r.mutate(RowMutation::new(row.clone()).put("f", "a", format!("a{i}")).put("f", "b", "b").put("g", "c", "c")).unwrap();
+        r.mutate(
+            RowMutation::new(row.clone())
+                .put("f", "a", format!("a{i}"))
+                .put("f", "b", "b")
+                .put("g", "c", "c"),
+        )
+        .unwrap();
         if i == 50 {
             r.flush(true).unwrap();
         }
@@ -149,7 +201,10 @@ fn columns_scans_and_limits() {
     assert_eq!(rows.len(), 10);
     assert_eq!(rows[0][0].row, Bytes::from_static(b"row010"));
     assert_eq!(rows[0].len(), 3);
-    let limited = Scan { limit: Some(7), ..Scan::default() };
+    let limited = Scan {
+        limit: Some(7),
+        ..Scan::default()
+    };
     assert_eq!(r.scan(&limited).unwrap().count(), 7);
     engine.close().unwrap();
 }
@@ -158,13 +213,25 @@ fn columns_scans_and_limits() {
 fn bad_requests_are_named_and_harmless() {
     let dir = tempfile::tempdir().unwrap();
     let (engine, r) = open(dir.path(), &[]);
-    let e = r.mutate(RowMutation::new("r").put("nofam", "q", "v")).unwrap_err();
-    assert!(matches!(e, StorageError::NoSuchFamily { .. }) && e.to_string().contains("nofam"), "{e}");
+    let e = r
+        .mutate(RowMutation::new("r").put("nofam", "q", "v"))
+        .unwrap_err();
+    assert!(
+        matches!(e, StorageError::NoSuchFamily { .. }) && e.to_string().contains("nofam"),
+        "{e}"
+    );
     assert_eq!(e.kind(), ErrorKind::BadRequest);
-    let e = r.mutate(RowMutation::new("").put("f", "q", "v")).unwrap_err();
+    let e = r
+        .mutate(RowMutation::new("").put("f", "q", "v"))
+        .unwrap_err();
     assert!(e.to_string().contains("row key is empty"), "{e}");
-    let e = r.mutate(RowMutation::new("r").put("f", "q", vec![0u8; 11 << 20])).unwrap_err();
-    assert!(e.to_string().contains("hbase.client.keyvalue.maxsize"), "{e}");
+    let e = r
+        .mutate(RowMutation::new("r").put("f", "q", vec![0u8; 11 << 20]))
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("hbase.client.keyvalue.maxsize"),
+        "{e}"
+    );
     let mut g = Get::new("r");
     g.add_family(Bytes::from_static(b"nofam"));
     assert!(r.get(&g).is_err());
@@ -177,9 +244,16 @@ fn bad_requests_are_named_and_harmless() {
     s.memory_size = 256 << 20;
     let engine = Engine::open(dir.path(), s).unwrap();
     let table = TableDescriptor::new("t", vec![FamilyDescriptor::new("f").unwrap()]).unwrap();
-    let info = RegionInfo { id: 2, table: "t".into(), start_key: b"m".to_vec(), end_key: vec![] };
+    let info = RegionInfo {
+        id: 2,
+        table: "t".into(),
+        start_key: b"m".to_vec(),
+        end_key: vec![],
+    };
     let r = engine.open_region(&table, info).unwrap();
-    let e = r.mutate(RowMutation::new("a").put("f", "q", "v")).unwrap_err();
+    let e = r
+        .mutate(RowMutation::new("a").put("f", "q", "v"))
+        .unwrap_err();
     assert!(matches!(e, StorageError::WrongRegion { .. }), "{e}");
     engine.close().unwrap();
 }
@@ -189,7 +263,8 @@ fn corrupt_store_file_is_an_error_not_wrong_data() {
     let dir = tempfile::tempdir().unwrap();
     let (engine, r) = open(dir.path(), &[]);
     for i in 0..2000u32 {
-        r.mutate(RowMutation::new(format!("row{i:05}")).put("f", "q", format!("value{i}"))).unwrap();
+        r.mutate(RowMutation::new(format!("row{i:05}")).put("f", "q", format!("value{i}")))
+            .unwrap();
     }
     r.flush(true).unwrap();
     let path = r.store_files()[0].1[0].clone();
@@ -200,7 +275,10 @@ fn corrupt_store_file_is_an_error_not_wrong_data() {
     let (engine, r) = open(dir.path(), &[]);
     let e = r.get(&Get::new("row00001")).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Corruption);
-    assert!(e.to_string().contains(&path.display().to_string()) && e.to_string().contains("offset"), "{e}");
+    assert!(
+        e.to_string().contains(&path.display().to_string()) && e.to_string().contains("offset"),
+        "{e}"
+    );
     engine.close().unwrap();
 }
 
@@ -209,7 +287,8 @@ fn block_cache_counts_hits() {
     let dir = tempfile::tempdir().unwrap();
     let (engine, r) = open(dir.path(), &[]);
     for i in 0..5000u32 {
-        r.mutate(RowMutation::new(format!("row{i:05}")).put("f", "q", format!("value{i}"))).unwrap();
+        r.mutate(RowMutation::new(format!("row{i:05}")).put("f", "q", format!("value{i}")))
+            .unwrap();
     }
     r.flush(true).unwrap();
     for _ in 0..3 {

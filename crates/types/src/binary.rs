@@ -24,7 +24,9 @@ pub fn to_bytes_binary(text: &str) -> Vec<u8> {
     let mut i = 0;
     while i < raw.len() {
         if raw.get(i) == Some(&b'\\') && raw.get(i + 1) == Some(&b'x') {
-            let hex = raw.get(i + 2..i + 4).and_then(|h| std::str::from_utf8(h).ok());
+            let hex = raw
+                .get(i + 2..i + 4)
+                .and_then(|h| std::str::from_utf8(h).ok());
             if let Some(v) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
                 out.push(v);
                 i += 4;

@@ -76,10 +76,10 @@ named_enum!(
     /// Block compression (applied at flush and compaction).
     Compression, "COMPRESSION", { None => "NONE", Snappy => "SNAPPY", Lz4 => "LZ4", Zstd => "ZSTD", Gz => "GZ" });
 named_enum!(
-    /// How cells are encoded inside a data block.
-    DataBlockEncoding, "DATA_BLOCK_ENCODING", {
-        None => "NONE", Prefix => "PREFIX", Diff => "DIFF", FastDiff => "FAST_DIFF", RowIndexV1 => "ROW_INDEX_V1"
-    });
+/// How cells are encoded inside a data block.
+DataBlockEncoding, "DATA_BLOCK_ENCODING", {
+    None => "NONE", Prefix => "PREFIX", Diff => "DIFF", FastDiff => "FAST_DIFF", RowIndexV1 => "ROW_INDEX_V1"
+});
 named_enum!(
     /// Whether major compaction keeps deleted cells (HBase's `KeepDeletedCells`).
     KeepDeletedCells, "KEEP_DELETED_CELLS", { False => "FALSE", True => "TRUE", Ttl => "TTL" });
@@ -171,7 +171,7 @@ impl FamilyDescriptor {
             _ => {
                 return Err(DescriptorError::UnknownAttribute {
                     name: attribute.to_string(),
-                })
+                });
             }
         }
         if self.min_versions > self.versions {
@@ -225,7 +225,10 @@ fn ttl_text(ttl: Option<u64>) -> String {
         Some(s) => {
             let days = s / 86_400;
             if days > 0 && s % 86_400 == 0 {
-                format!("{s} SECONDS ({days} DAY{})", if days == 1 { "" } else { "S" })
+                format!(
+                    "{s} SECONDS ({days} DAY{})",
+                    if days == 1 { "" } else { "S" }
+                )
             } else {
                 format!("{s} SECONDS")
             }
@@ -262,7 +265,10 @@ fn parse_ttl(v: &str) -> Result<Option<u64>, DescriptorError> {
     if upper == "FOREVER" || upper == i32::MAX.to_string() {
         return Ok(None);
     }
-    let digits = upper.strip_suffix("SECONDS").map(str::trim).unwrap_or(&upper);
+    let digits = upper
+        .strip_suffix("SECONDS")
+        .map(str::trim)
+        .unwrap_or(&upper);
     match digits.parse::<u64>() {
         Ok(n) if n > 0 => Ok(Some(n)),
         _ => Err(DescriptorError::InvalidValue {
@@ -275,13 +281,22 @@ fn parse_ttl(v: &str) -> Result<Option<u64>, DescriptorError> {
 
 fn validate_family_name(name: &str) -> Result<(), DescriptorError> {
     if name.is_empty() {
-        return Err(DescriptorError::InvalidFamilyName(name.into(), "it is empty"));
+        return Err(DescriptorError::InvalidFamilyName(
+            name.into(),
+            "it is empty",
+        ));
     }
     if name.len() > crate::key::MAX_FAMILY_LEN {
-        return Err(DescriptorError::InvalidFamilyName(name.into(), "it is longer than 255 bytes"));
+        return Err(DescriptorError::InvalidFamilyName(
+            name.into(),
+            "it is longer than 255 bytes",
+        ));
     }
     if name.starts_with('.') {
-        return Err(DescriptorError::InvalidFamilyName(name.into(), "it starts with '.'"));
+        return Err(DescriptorError::InvalidFamilyName(
+            name.into(),
+            "it starts with '.'",
+        ));
     }
     if name.chars().any(|c| c == ':' || c == '/' || c.is_control()) {
         return Err(DescriptorError::InvalidFamilyName(
@@ -303,7 +318,10 @@ pub struct TableDescriptor {
 
 impl TableDescriptor {
     /// A table with the given families and default attributes.
-    pub fn new(name: &str, families: Vec<FamilyDescriptor>) -> Result<TableDescriptor, DescriptorError> {
+    pub fn new(
+        name: &str,
+        families: Vec<FamilyDescriptor>,
+    ) -> Result<TableDescriptor, DescriptorError> {
         validate_table_name(name)?;
         if families.is_empty() {
             return Err(DescriptorError::NoFamilies);
@@ -331,10 +349,16 @@ impl TableDescriptor {
 pub fn validate_table_name(name: &str) -> Result<(), DescriptorError> {
     let qualifier = name.rsplit(':').next().unwrap_or(name);
     if qualifier.is_empty() {
-        return Err(DescriptorError::InvalidTableName(name.into(), "it is empty"));
+        return Err(DescriptorError::InvalidTableName(
+            name.into(),
+            "it is empty",
+        ));
     }
     if qualifier.starts_with('.') || qualifier.starts_with('-') {
-        return Err(DescriptorError::InvalidTableName(name.into(), "it starts with '.' or '-'"));
+        return Err(DescriptorError::InvalidTableName(
+            name.into(),
+            "it starts with '.' or '-'",
+        ));
     }
     if name.matches(':').count() > 1
         || !name
@@ -387,11 +411,23 @@ mod tests {
     #[test]
     fn errors_name_attribute_and_choices() {
         let mut f = FamilyDescriptor::new("f").unwrap_or_else(|e| panic!("{e}"));
-        let e = f.set("COMPRESSION", "LZO").err().map(|e| e.to_string()).unwrap_or_default();
+        let e = f
+            .set("COMPRESSION", "LZO")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert!(e.contains("COMPRESSION") && e.contains("SNAPPY"), "{e}");
-        let e = f.set("BLOOMFILTR", "ROW").err().map(|e| e.to_string()).unwrap_or_default();
+        let e = f
+            .set("BLOOMFILTR", "ROW")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert!(e.contains("BLOOMFILTR") && e.contains("BLOOMFILTER"), "{e}");
-        let e = f.set("VERSIONS", "0").err().map(|e| e.to_string()).unwrap_or_default();
+        let e = f
+            .set("VERSIONS", "0")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert!(e.contains("VERSIONS"), "{e}");
         assert!(f.set("MIN_VERSIONS", "3").is_err());
         assert!(f.set("TTL", "-1").is_err());

@@ -6,7 +6,17 @@ use std::str::FromStr;
 
 /// Per-mutation durability; `UseDefault` takes the table's.
 #[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    serde::Serialize,
+    serde::Deserialize,
 )]
 pub enum Durability {
     /// The table's durability (which itself defaults to `SyncWal`).
@@ -26,8 +36,13 @@ pub enum Durability {
 
 impl Durability {
     /// HBase's names.
-    pub const NAMES: [&'static str; 5] =
-        ["USE_DEFAULT", "SKIP_WAL", "ASYNC_WAL", "SYNC_WAL", "FSYNC_WAL"];
+    pub const NAMES: [&'static str; 5] = [
+        "USE_DEFAULT",
+        "SKIP_WAL",
+        "ASYNC_WAL",
+        "SYNC_WAL",
+        "FSYNC_WAL",
+    ];
 
     /// The name HBase uses.
     pub fn name(self) -> &'static str {

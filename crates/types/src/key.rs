@@ -208,7 +208,13 @@ mod tests {
 
     #[test]
     fn garbage_never_panics() {
-        for bad in [&b""[..], b"\x00", b"\xff\xff", b"\x00\x05abc", b"\x00\x00\x05"] {
+        for bad in [
+            &b""[..],
+            b"\x00",
+            b"\xff\xff",
+            b"\x00\x05abc",
+            b"\x00\x00\x05",
+        ] {
             assert_eq!(KeyRef::parse(bad), None);
             let _ = compare(bad, b"\x00\x01r\x01fq\x00\x00\x00\x00\x00\x00\x00\x01\x04");
         }

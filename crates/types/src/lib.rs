@@ -20,8 +20,8 @@ pub mod settings;
 
 pub use cell::{Cell, CellType, LATEST_TIMESTAMP};
 pub use descriptor::{
-    BloomType, Compression, DataBlockEncoding, DescriptorError, FamilyDescriptor,
-    KeepDeletedCells, TableDescriptor,
+    BloomType, Compression, DataBlockEncoding, DescriptorError, FamilyDescriptor, KeepDeletedCells,
+    TableDescriptor,
 };
 pub use durability::Durability;
 pub use mutation::{Mutation, MutationError, RowMutation};

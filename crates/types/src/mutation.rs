@@ -68,7 +68,12 @@ impl RowMutation {
     }
 
     /// Adds a put with a server-assigned timestamp.
-    pub fn put(self, family: impl Into<Bytes>, qualifier: impl Into<Bytes>, value: impl Into<Bytes>) -> Self {
+    pub fn put(
+        self,
+        family: impl Into<Bytes>,
+        qualifier: impl Into<Bytes>,
+        value: impl Into<Bytes>,
+    ) -> Self {
         self.put_at(family, qualifier, LATEST_TIMESTAMP, value)
     }
 
@@ -92,26 +97,51 @@ impl RowMutation {
 
     /// Adds a delete of one version: the given timestamp, or the newest one
     /// when `timestamp` is [`LATEST_TIMESTAMP`] (HBase's `addColumn`).
-    pub fn delete_version(mut self, family: impl Into<Bytes>, qualifier: impl Into<Bytes>, timestamp: u64) -> Self {
+    pub fn delete_version(
+        mut self,
+        family: impl Into<Bytes>,
+        qualifier: impl Into<Bytes>,
+        timestamp: u64,
+    ) -> Self {
         self.push_delete(family.into(), qualifier.into(), timestamp, CellType::Delete);
         self
     }
 
     /// Adds a delete of every version at or below `timestamp` (HBase's `addColumns`).
-    pub fn delete_column(mut self, family: impl Into<Bytes>, qualifier: impl Into<Bytes>, timestamp: u64) -> Self {
-        self.push_delete(family.into(), qualifier.into(), timestamp, CellType::DeleteColumn);
+    pub fn delete_column(
+        mut self,
+        family: impl Into<Bytes>,
+        qualifier: impl Into<Bytes>,
+        timestamp: u64,
+    ) -> Self {
+        self.push_delete(
+            family.into(),
+            qualifier.into(),
+            timestamp,
+            CellType::DeleteColumn,
+        );
         self
     }
 
     /// Adds a delete of every column of a family at or below `timestamp`.
     pub fn delete_family(mut self, family: impl Into<Bytes>, timestamp: u64) -> Self {
-        self.push_delete(family.into(), Bytes::new(), timestamp, CellType::DeleteFamily);
+        self.push_delete(
+            family.into(),
+            Bytes::new(),
+            timestamp,
+            CellType::DeleteFamily,
+        );
         self
     }
 
     /// Adds a delete of exactly `timestamp` in every column of a family.
     pub fn delete_family_version(mut self, family: impl Into<Bytes>, timestamp: u64) -> Self {
-        self.push_delete(family.into(), Bytes::new(), timestamp, CellType::DeleteFamilyVersion);
+        self.push_delete(
+            family.into(),
+            Bytes::new(),
+            timestamp,
+            CellType::DeleteFamilyVersion,
+        );
         self
     }
 
@@ -145,7 +175,9 @@ impl RowMutation {
             return Err(MutationError::EmptyRow);
         }
         if self.row.len() > MAX_ROW_LEN {
-            return Err(MutationError::RowTooLong { len: self.row.len() });
+            return Err(MutationError::RowTooLong {
+                len: self.row.len(),
+            });
         }
         if self.mutations.is_empty() {
             return Err(MutationError::NoCells);
@@ -155,14 +187,23 @@ impl RowMutation {
                 return Err(MutationError::EmptyFamily);
             }
             if m.family.len() > MAX_FAMILY_LEN {
-                return Err(MutationError::FamilyTooLong { len: m.family.len() });
+                return Err(MutationError::FamilyTooLong {
+                    len: m.family.len(),
+                });
             }
             if m.timestamp > LATEST_TIMESTAMP {
                 return Err(MutationError::BadTimestamp(m.timestamp));
             }
-            let size = self.row.len() + m.family.len() + m.qualifier.len() + m.value.len() + crate::key::KEY_OVERHEAD;
+            let size = self.row.len()
+                + m.family.len()
+                + m.qualifier.len()
+                + m.value.len()
+                + crate::key::KEY_OVERHEAD;
             if max_cell_size > 0 && size > max_cell_size {
-                return Err(MutationError::CellTooLarge { size, max: max_cell_size });
+                return Err(MutationError::CellTooLarge {
+                    size,
+                    max: max_cell_size,
+                });
             }
         }
         Ok(())
@@ -175,14 +216,29 @@ mod tests {
 
     #[test]
     fn validation_names_the_problem() {
-        assert_eq!(RowMutation::new("").put("f", "q", "v").validate(0), Err(MutationError::EmptyRow));
-        assert_eq!(RowMutation::new("r").validate(0), Err(MutationError::NoCells));
-        assert_eq!(RowMutation::new("r").put("", "q", "v").validate(0), Err(MutationError::EmptyFamily));
+        assert_eq!(
+            RowMutation::new("").put("f", "q", "v").validate(0),
+            Err(MutationError::EmptyRow)
+        );
+        assert_eq!(
+            RowMutation::new("r").validate(0),
+            Err(MutationError::NoCells)
+        );
+        assert_eq!(
+            RowMutation::new("r").put("", "q", "v").validate(0),
+            Err(MutationError::EmptyFamily)
+        );
         let big = RowMutation::new("r").put("f", "q", vec![0u8; 100]);
-        assert!(matches!(big.validate(50), Err(MutationError::CellTooLarge { .. })));
+        assert!(matches!(
+            big.validate(50),
+            Err(MutationError::CellTooLarge { .. })
+        ));
         assert_eq!(big.validate(0), Ok(()));
         let long = RowMutation::new(vec![1u8; MAX_ROW_LEN + 1]).put("f", "q", "v");
-        assert!(matches!(long.validate(0), Err(MutationError::RowTooLong { .. })));
+        assert!(matches!(
+            long.validate(0),
+            Err(MutationError::RowTooLong { .. })
+        ));
         let msg = MutationError::CellTooLarge { size: 11, max: 10 }.to_string();
         assert!(msg.contains("hbase.client.keyvalue.maxsize"));
     }

@@ -37,7 +37,9 @@ fn suggestion(name: &str) -> String {
         .map(|d| d.name)
         .min_by_key(|d| edit_distance(&lower, &d.to_ascii_lowercase()));
     match best {
-        Some(b) if edit_distance(&lower, &b.to_ascii_lowercase()) <= 6 => format!("; did you mean '{b}'?"),
+        Some(b) if edit_distance(&lower, &b.to_ascii_lowercase()) <= 6 => {
+            format!("; did you mean '{b}'?")
+        }
         _ => "; see the README for the list of settings".to_string(),
     }
 }
@@ -218,7 +220,9 @@ settings! {
 impl Settings {
     /// Applies a TOML document on top of the current values.
     pub fn apply_toml(&mut self, text: &str) -> Result<(), SettingsError> {
-        let table: toml::Table = text.parse().map_err(|e: toml::de::Error| SettingsError::Toml(e.to_string()))?;
+        let table: toml::Table = text
+            .parse()
+            .map_err(|e: toml::de::Error| SettingsError::Toml(e.to_string()))?;
         let mut flat = BTreeMap::new();
         flatten("", &toml::Value::Table(table), &mut flat);
         for (name, value) in flat {
@@ -266,19 +270,28 @@ impl Settings {
 
     /// Bytes above which a region blocks writes.
     pub fn memstore_block_size(&self) -> u64 {
-        self.memstore_flush_size.saturating_mul(self.memstore_block_multiplier.max(1))
+        self.memstore_flush_size
+            .saturating_mul(self.memstore_block_multiplier.max(1))
     }
 }
 
 fn fraction_or_bytes(v: f64, budget: u64) -> u64 {
-    if v <= 1.0 { (budget as f64 * v) as u64 } else { v as u64 }
+    if v <= 1.0 {
+        (budget as f64 * v) as u64
+    } else {
+        v as u64
+    }
 }
 
 fn flatten(prefix: &str, value: &toml::Value, out: &mut BTreeMap<String, String>) {
     match value {
         toml::Value::Table(t) => {
             for (k, v) in t {
-                let name = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                let name = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
                 flatten(&name, v, out);
             }
         }
@@ -312,7 +325,9 @@ mod tests {
     #[test]
     fn toml_nested_and_quoted_names_agree() -> Result<(), SettingsError> {
         let mut a = Settings::default();
-        a.apply_toml("hbase.hstore.blockingStoreFiles = 7\nhbase.hregion.memstore.flush.size = \"64m\"\n")?;
+        a.apply_toml(
+            "hbase.hstore.blockingStoreFiles = 7\nhbase.hregion.memstore.flush.size = \"64m\"\n",
+        )?;
         let mut b = Settings::default();
         b.apply_toml("\"hbase.hstore.blockingStoreFiles\" = 7\n\"hbase.hregion.memstore.flush.size\" = 67108864\n")?;
         assert_eq!(a, b);
@@ -324,10 +339,24 @@ mod tests {
     #[test]
     fn bad_names_and_values_are_explained() {
         let mut s = Settings::default();
-        let e = s.apply_override("hbase.hstore.blockingStoreFile=3").err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(e.contains("did you mean 'hbase.hstore.blockingStoreFiles'"), "{e}");
-        let e = s.apply_override("hbase.hstore.compaction.ratio=fast").err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(e.contains("hbase.hstore.compaction.ratio") && e.contains("fast"), "{e}");
+        let e = s
+            .apply_override("hbase.hstore.blockingStoreFile=3")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            e.contains("did you mean 'hbase.hstore.blockingStoreFiles'"),
+            "{e}"
+        );
+        let e = s
+            .apply_override("hbase.hstore.compaction.ratio=fast")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            e.contains("hbase.hstore.compaction.ratio") && e.contains("fast"),
+            "{e}"
+        );
         assert!(s.apply_override("novalue").is_err());
         assert!(s.apply_toml("= broken").is_err());
     }

@@ -43,7 +43,10 @@ pub fn compact_into(
     kind: CompactionKind,
     now_ms: u64,
 ) -> Result<CompactionOutcome> {
-    let ttl_cutoff = family.ttl_millis().map(|t| now_ms.saturating_sub(t)).unwrap_or(0);
+    let ttl_cutoff = family
+        .ttl_millis()
+        .map(|t| now_ms.saturating_sub(t))
+        .unwrap_or(0);
     let keep_deleted = family.keep_deleted_cells != KeepDeletedCells::False;
     let mut outcome = CompactionOutcome::default();
     let mut prev_key: Vec<u8> = Vec::new();
@@ -94,7 +97,13 @@ struct RowState {
 }
 
 impl RowState {
-    fn keep_major(&mut self, k: &KeyRef<'_>, family: &FamilyDescriptor, ttl_cutoff: u64, keep_deleted: bool) -> bool {
+    fn keep_major(
+        &mut self,
+        k: &KeyRef<'_>,
+        family: &FamilyDescriptor,
+        ttl_cutoff: u64,
+        keep_deleted: bool,
+    ) -> bool {
         if k.row != self.row.as_slice() {
             *self = RowState {
                 row: k.row.to_vec(),
@@ -103,7 +112,10 @@ impl RowState {
         }
         let Some(t) = k.cell_type() else { return true };
         if t == CellType::DeleteFamily {
-            self.family_delete_ts = Some(self.family_delete_ts.map_or(k.timestamp, |d| d.max(k.timestamp)));
+            self.family_delete_ts = Some(
+                self.family_delete_ts
+                    .map_or(k.timestamp, |d| d.max(k.timestamp)),
+            );
             return keep_deleted;
         }
         if t == CellType::DeleteFamilyVersion {
@@ -119,7 +131,10 @@ impl RowState {
         }
         match t {
             CellType::DeleteColumn => {
-                self.delete_column_ts = Some(self.delete_column_ts.map_or(k.timestamp, |d| d.max(k.timestamp)));
+                self.delete_column_ts = Some(
+                    self.delete_column_ts
+                        .map_or(k.timestamp, |d| d.max(k.timestamp)),
+                );
                 keep_deleted
             }
             CellType::Delete => {

@@ -8,7 +8,12 @@
 
 /// Picks a contiguous range of `sizes` (oldest first) to compact, or
 /// `None`. `min`/`max`/`ratio` are `hbase.hstore.compaction.min/max/ratio`.
-pub fn select_minor(sizes: &[u64], min: usize, max: usize, ratio: f64) -> Option<std::ops::Range<usize>> {
+pub fn select_minor(
+    sizes: &[u64],
+    min: usize,
+    max: usize,
+    ratio: f64,
+) -> Option<std::ops::Range<usize>> {
     let min = min.max(2);
     let max = max.max(min);
     if sizes.len() < min {
@@ -17,7 +22,10 @@ pub fn select_minor(sizes: &[u64], min: usize, max: usize, ratio: f64) -> Option
     let mut start = 0;
     while start + min <= sizes.len() {
         let end = (start + max).min(sizes.len());
-        let newer: u64 = sizes.get(start + 1..end).map(|s| s.iter().sum()).unwrap_or(0);
+        let newer: u64 = sizes
+            .get(start + 1..end)
+            .map(|s| s.iter().sum())
+            .unwrap_or(0);
         let size = sizes.get(start).copied().unwrap_or(0);
         if (size as f64) <= ratio * newer as f64 {
             return Some(start..end);

@@ -39,7 +39,10 @@ pub(super) fn start(shared: &Arc<EngineShared>) -> Vec<JoinHandle<()>> {
         }
     }
     let weak = Arc::downgrade(shared);
-    match std::thread::Builder::new().name("chore".into()).spawn(move || chore(weak)) {
+    match std::thread::Builder::new()
+        .name("chore".into())
+        .spawn(move || chore(weak))
+    {
         Ok(t) => threads.push(t),
         Err(e) => tracing::error!(error = %e, "could not start chore thread"),
     }
@@ -48,7 +51,9 @@ pub(super) fn start(shared: &Arc<EngineShared>) -> Vec<JoinHandle<()>> {
 
 fn worker(shared: std::sync::Weak<EngineShared>, rx: Receiver<Job>) {
     while let Ok(job) = rx.recv() {
-        let Some(shared) = shared.upgrade() else { return };
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
         let (id, result) = match job {
             Job::Flush(id) => (id, shared.region(id).map(|r| r.run_queued_flush())),
             Job::Compact(id) => (id, shared.region(id).map(|r| r.run_queued_compaction())),
@@ -63,7 +68,9 @@ fn worker(shared: std::sync::Weak<EngineShared>, rx: Receiver<Job>) {
 fn chore(shared: std::sync::Weak<EngineShared>) {
     loop {
         std::thread::sleep(Duration::from_millis(100));
-        let Some(shared) = shared.upgrade() else { return };
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
         if shared.shutting_down.load(Ordering::SeqCst) {
             return;
         }
@@ -77,14 +84,20 @@ fn chore(shared: std::sync::Weak<EngineShared>) {
                 .max_by_key(|r| r.memstore_size())
                 .cloned();
             if let Some(r) = largest {
-                shared.stalls.forced_flushes_global.fetch_add(1, Ordering::Relaxed);
+                shared
+                    .stalls
+                    .forced_flushes_global
+                    .fetch_add(1, Ordering::Relaxed);
                 r.request_flush();
             }
         }
         if shared.wal.segment_count() > shared.settings.wal_max_logs {
             for id in shared.wal.regions_pinning_oldest_segment() {
                 if let Some(r) = shared.region(id) {
-                    shared.stalls.forced_flushes_wal.fetch_add(1, Ordering::Relaxed);
+                    shared
+                        .stalls
+                        .forced_flushes_wal
+                        .fetch_add(1, Ordering::Relaxed);
                     r.request_flush();
                 }
             }

@@ -26,7 +26,8 @@ pub struct StallCounters {
 
 impl StallCounters {
     pub(crate) fn add_blocked_time(&self, d: Duration) {
-        self.blocked_ms.fetch_add(d.as_millis() as u64, Ordering::Relaxed);
+        self.blocked_ms
+            .fetch_add(d.as_millis() as u64, Ordering::Relaxed);
     }
 
     fn snapshot(&self) -> StallStats {

@@ -21,7 +21,7 @@ pub enum RowCells {
 
 impl Default for RowCells {
     fn default() -> Self {
-        RowCells::Small(Vec::with_capacity(4))
+        RowCells::Small(Vec::new())
     }
 }
 
@@ -53,7 +53,12 @@ impl RowCells {
 
     /// Appends to `out` every cell ≥ `from` (all when `None`) whose sequence
     /// id is visible at `read_point`.
-    pub fn collect(&self, from: Option<&MemKey>, read_point: u64, out: &mut VecDeque<(MemKey, Bytes)>) {
+    pub fn collect(
+        &self,
+        from: Option<&MemKey>,
+        read_point: u64,
+        out: &mut VecDeque<(MemKey, Bytes)>,
+    ) {
         let keep = |k: &MemKey| k.seq <= read_point;
         match self {
             RowCells::Small(v) => {
@@ -81,6 +86,15 @@ impl RowCells {
         }
     }
 
+    /// Makes room for `n` more cells.
+    pub fn reserve(&mut self, n: usize) {
+        if let RowCells::Small(v) = self
+            && v.len() + n <= SMALL_MAX
+        {
+            v.reserve(n);
+        }
+    }
+
     /// Number of cells.
     pub fn len(&self) -> usize {
         match self {
@@ -102,7 +116,13 @@ mod tests {
 
     fn mk(q: u32, seq: u64) -> MemKey {
         MemKey {
-            key: Bytes::from(key::encode(b"r", b"f", format!("q{q:05}").as_bytes(), 1, CellType::Put)),
+            key: Bytes::from(key::encode(
+                b"r",
+                b"f",
+                format!("q{q:05}").as_bytes(),
+                1,
+                CellType::Put,
+            )),
             seq,
         }
     }
@@ -120,7 +140,10 @@ mod tests {
         r.collect(Some(&mk(2, u64::MAX)), u64::MAX, &mut out);
         assert_eq!(out.len(), SMALL_MAX * 2 - 2);
         assert!(out.iter().zip(out.iter().skip(1)).all(|(a, b)| a.0 < b.0));
-        assert_eq!(out.get(1).map(|x| x.1.clone()), Some(Bytes::from_static(b"again")));
+        assert_eq!(
+            out.get(1).map(|x| x.1.clone()),
+            Some(Bytes::from_static(b"again"))
+        );
         let mut hidden = VecDeque::new();
         r.collect(None, 0, &mut hidden);
         assert!(hidden.is_empty(), "seq 1 is above read point 0");

@@ -25,7 +25,11 @@ pub struct MemStoreScanner {
 }
 
 impl MemStoreScanner {
-    pub(super) fn new(store: Arc<MemStore>, read_point: u64, stop_row: Option<Bytes>) -> MemStoreScanner {
+    pub(super) fn new(
+        store: Arc<MemStore>,
+        read_point: u64,
+        stop_row: Option<Bytes>,
+    ) -> MemStoreScanner {
         MemStoreScanner {
             store,
             read_point,
@@ -44,12 +48,15 @@ impl MemStoreScanner {
             let Some(entry) = self.store.row_map().range((from, Bound::Unbounded)).next() else {
                 return;
             };
-            if let Some(stop) = &self.stop_row {
-                if entry.key() >= stop {
-                    return;
-                }
+            if let Some(stop) = &self.stop_row
+                && entry.key() >= stop
+            {
+                return;
             }
-            entry.value().read().collect(start.as_ref(), self.read_point, &mut self.buf);
+            entry
+                .value()
+                .read()
+                .collect(start.as_ref(), self.read_point, &mut self.buf);
             self.last_row = Some(entry.key().clone());
             if !self.buf.is_empty() {
                 return;
@@ -60,10 +67,10 @@ impl MemStoreScanner {
     }
 
     fn refill_if_needed(&mut self) {
-        if self.buf.is_empty() {
-            if let Some(row) = self.last_row.take() {
-                self.fill(Bound::Excluded(row), None);
-            }
+        if self.buf.is_empty()
+            && let Some(row) = self.last_row.take()
+        {
+            self.fill(Bound::Excluded(row), None);
         }
     }
 }

@@ -28,7 +28,9 @@ impl Region {
     /// Queues a minor compaction if some store has enough files.
     pub(crate) fn maybe_request_compaction(&self) {
         let min = self.shared.settings().compaction_min;
-        if self.max_store_files() >= min.max(2) && !self.compaction_requested.swap(true, Ordering::AcqRel) {
+        if self.max_store_files() >= min.max(2)
+            && !self.compaction_requested.swap(true, Ordering::AcqRel)
+        {
             let bytes = self.status().store_file_bytes;
             self.shared.queue_compaction(self.info.id, bytes);
         }
@@ -54,7 +56,9 @@ impl Region {
 
     /// Compacts one store; returns whether it did anything.
     fn compact_store(&self, index: usize, major: bool) -> Result<bool> {
-        let Some(store) = self.stores.get(index) else { return Ok(false) };
+        let Some(store) = self.stores.get(index) else {
+            return Ok(false);
+        };
         let _one_at_a_time = store.compaction_lock.lock();
         let files = match self.state.read().files.get(index) {
             Some(f) => f.clone(),
@@ -70,9 +74,12 @@ impl Region {
             (oldest_first, CompactionKind::Major)
         } else {
             let sizes: Vec<u64> = oldest_first.iter().map(|f| f.size()).collect();
-            let Some(range) =
-                select_minor(&sizes, settings.compaction_min, settings.compaction_max, settings.compaction_ratio)
-            else {
+            let Some(range) = select_minor(
+                &sizes,
+                settings.compaction_min,
+                settings.compaction_max,
+                settings.compaction_ratio,
+            ) else {
                 return Ok(false);
             };
             let kind = if range.len() == oldest_first.len() {
@@ -80,26 +87,43 @@ impl Region {
             } else {
                 CompactionKind::Minor
             };
-            (oldest_first.get(range).map(|s| s.to_vec()).unwrap_or_default(), kind)
+            (
+                oldest_first
+                    .get(range)
+                    .map(|s| s.to_vec())
+                    .unwrap_or_default(),
+                kind,
+            )
         };
         if inputs.is_empty() {
             return Ok(false);
         }
         let bytes_in: u64 = inputs.iter().map(|f| f.size()).sum();
         let entries: u64 = inputs.iter().map(|f| f.info().entries).sum();
-        let sources: Vec<Box<dyn CellIterator>> =
-            inputs.iter().map(|f| Box::new(f.scanner(false)) as Box<dyn CellIterator>).collect();
+        let sources: Vec<Box<dyn CellIterator>> = inputs
+            .iter()
+            .map(|f| Box::new(f.scanner(false)) as Box<dyn CellIterator>)
+            .collect();
         let mut merged = MergingIterator::new(sources);
         let name = self.next_file_name();
         let tmp = self.store_dir_tmp()?.join(&name);
         let mut writer = StoreFileWriter::create(&tmp, &store.family, entries)?;
-        let outcome = compact_into(&mut merged, &mut writer, &store.family, kind, super::now_ms())?;
+        let outcome = compact_into(
+            &mut merged,
+            &mut writer,
+            &store.family,
+            kind,
+            super::now_ms(),
+        )?;
         let info = writer.finish()?;
         let output = if outcome.written > 0 {
             let dest = store.dir.join(&name);
             std::fs::rename(&tmp, &dest).map_err(|e| StorageError::io(&dest, e))?;
             sync_dir(&store.dir)?;
-            Some((name, StoreFileReader::open(&dest, Some(self.shared.cache().clone()))?))
+            Some((
+                name,
+                StoreFileReader::open(&dest, Some(self.shared.cache().clone()))?,
+            ))
         } else {
             std::fs::remove_file(&tmp).map_err(|e| StorageError::io(&tmp, e))?;
             None
@@ -109,7 +133,10 @@ impl Region {
             let mut m = self.manifest.lock();
             let mut next = m.clone();
             let list = next.stores.entry(store.family.name.clone()).or_default();
-            let pos = list.iter().position(|n| input_names.contains(n)).unwrap_or(0);
+            let pos = list
+                .iter()
+                .position(|n| input_names.contains(n))
+                .unwrap_or(0);
             list.retain(|n| !input_names.contains(n));
             if let Some((name, _)) = &output {
                 list.insert(pos.min(list.len()), name.clone());
@@ -152,5 +179,7 @@ impl Region {
 }
 
 fn file_name(f: &StoreFileReader) -> Option<String> {
-    f.path().file_name().map(|n| n.to_string_lossy().to_string())
+    f.path()
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
 }

@@ -63,11 +63,15 @@ impl Region {
             && !self.is_closed()
         {
             if !counted {
-                self.shared.stalls().delayed_flushes.fetch_add(1, Ordering::Relaxed);
+                self.shared
+                    .stalls()
+                    .delayed_flushes
+                    .fetch_add(1, Ordering::Relaxed);
                 counted = true;
             }
             self.maybe_request_compaction();
-            self.shared.wait_compaction_progress(Duration::from_millis(50));
+            self.shared
+                .wait_compaction_progress(Duration::from_millis(50));
         }
         self.flush_now(true).map(|_| ())
     }
@@ -98,7 +102,9 @@ impl Region {
         };
         let mut written = Vec::new();
         for (i, store) in self.stores.iter().enumerate() {
-            let Some(mem) = snapshot.stores.get(i) else { continue };
+            let Some(mem) = snapshot.stores.get(i) else {
+                continue;
+            };
             if mem.is_empty() {
                 continue;
             }
@@ -125,14 +131,20 @@ impl Region {
         }
         let mut readers = Vec::new();
         for (i, _, dest, _, _) in &written {
-            readers.push((*i, StoreFileReader::open(dest, Some(self.shared.cache().clone()))?));
+            readers.push((
+                *i,
+                StoreFileReader::open(dest, Some(self.shared.cache().clone()))?,
+            ));
         }
         {
             let mut m = self.manifest.lock();
             let mut next = m.clone();
             for (i, name, _, max_seq, _) in &written {
                 if let Some(store) = self.stores.get(*i) {
-                    next.stores.entry(store.family.name.clone()).or_default().push(name.clone());
+                    next.stores
+                        .entry(store.family.name.clone())
+                        .or_default()
+                        .push(name.clone());
                 }
                 next.max_seq = next.max_seq.max(*max_seq);
             }
@@ -153,8 +165,10 @@ impl Region {
             st.snapshot = None;
         }
         let freed = snapshot.size();
-        self.memstore_size.fetch_sub(freed.min(self.memstore_size()), Ordering::Relaxed);
-        self.shared.flushed(freed, written.iter().map(|w| w.4).sum());
+        self.memstore_size
+            .fetch_sub(freed.min(self.memstore_size()), Ordering::Relaxed);
+        self.shared
+            .flushed(freed, written.iter().map(|w| w.4).sum());
         self.shared.wal().mark_flushed(self.info.id, flushed_seq);
         self.maybe_request_compaction();
         Ok(true)
@@ -162,6 +176,12 @@ impl Region {
 
     /// Most files in any store.
     pub(crate) fn max_store_files(&self) -> usize {
-        self.state.read().files.iter().map(|f| f.len()).max().unwrap_or(0)
+        self.state
+            .read()
+            .files
+            .iter()
+            .map(|f| f.len())
+            .max()
+            .unwrap_or(0)
     }
 }

@@ -27,12 +27,18 @@ impl RegionInfo {
 
     /// True when `row` belongs to this region.
     pub fn contains_row(&self, row: &[u8]) -> bool {
-        row >= self.start_key.as_slice() && (self.end_key.is_empty() || row < self.end_key.as_slice())
+        row >= self.start_key.as_slice()
+            && (self.end_key.is_empty() || row < self.end_key.as_slice())
     }
 
     /// HBase-style name: `table,startKey,id`.
     pub fn name(&self) -> String {
-        format!("{},{},{}", self.table, to_string_binary(&self.start_key), self.id)
+        format!(
+            "{},{},{}",
+            self.table,
+            to_string_binary(&self.start_key),
+            self.id
+        )
     }
 
     /// The region's directory name under its table.
@@ -42,7 +48,11 @@ impl RegionInfo {
 
     /// Clips a scan's `[start, stop)` to this region.
     pub fn clip(&self, start: &[u8], stop: &[u8]) -> (Bytes, Bytes) {
-        let s = if start < self.start_key.as_slice() { &self.start_key[..] } else { start };
+        let s = if start < self.start_key.as_slice() {
+            &self.start_key[..]
+        } else {
+            start
+        };
         let e = match (stop.is_empty(), self.end_key.is_empty()) {
             (true, _) => &self.end_key[..],
             (false, true) => stop,
@@ -68,8 +78,14 @@ mod tests {
         assert!(r.contains_row(b"b"));
         assert!(r.contains_row(b"c\xff"));
         assert!(!r.contains_row(b"d"));
-        assert_eq!(r.clip(b"", b""), (Bytes::from_static(b"b"), Bytes::from_static(b"d")));
-        assert_eq!(r.clip(b"c", b"z"), (Bytes::from_static(b"c"), Bytes::from_static(b"d")));
+        assert_eq!(
+            r.clip(b"", b""),
+            (Bytes::from_static(b"b"), Bytes::from_static(b"d"))
+        );
+        assert_eq!(
+            r.clip(b"c", b"z"),
+            (Bytes::from_static(b"c"), Bytes::from_static(b"d"))
+        );
         assert!(RegionInfo::whole_table(1, "t").contains_row(b"anything"));
         assert_eq!(r.name(), "t,b,7");
     }

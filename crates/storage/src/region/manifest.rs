@@ -46,13 +46,16 @@ impl Manifest {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(StorageError::io(path, e)),
         };
-        Self::decode(&text).map(Some).map_err(|(offset, what)| StorageError::corrupt(&path, offset, what))
+        Self::decode(&text)
+            .map(Some)
+            .map_err(|(offset, what)| StorageError::corrupt(&path, offset, what))
     }
 
     fn decode(text: &[u8]) -> std::result::Result<Manifest, (u64, String)> {
-        let body = text
-            .strip_prefix(HEADER.as_bytes())
-            .ok_or((0, "missing 'FBMANIFEST v1' header (unknown format or version)".to_string()))?;
+        let body = text.strip_prefix(HEADER.as_bytes()).ok_or((
+            0,
+            "missing 'FBMANIFEST v1' header (unknown format or version)".to_string(),
+        ))?;
         let mut lines = body.split(|&b| b == b'\n');
         let json = lines.next().unwrap_or_default();
         let crc_text = lines.next().unwrap_or_default();
@@ -64,12 +67,14 @@ impl Manifest {
         if crc32c::crc32c(json) != crc {
             return Err((HEADER.len() as u64, "checksum mismatch".to_string()));
         }
-        serde_json::from_slice(json).map_err(|e| (HEADER.len() as u64, format!("bad manifest JSON: {e}")))
+        serde_json::from_slice(json)
+            .map_err(|e| (HEADER.len() as u64, format!("bad manifest JSON: {e}")))
     }
 
     /// Atomically replaces `dir/MANIFEST` with this manifest.
     pub fn store(&self, dir: &Path) -> Result<()> {
-        let json = serde_json::to_vec(self).map_err(|e| StorageError::InvalidRequest(format!("manifest encode: {e}")))?;
+        let json = serde_json::to_vec(self)
+            .map_err(|e| StorageError::InvalidRequest(format!("manifest encode: {e}")))?;
         let mut out = Vec::with_capacity(json.len() + 32);
         out.extend_from_slice(HEADER.as_bytes());
         out.extend_from_slice(&json);
@@ -115,7 +120,8 @@ mod tests {
             next_file_id: 3,
             ..Manifest::default()
         };
-        m.stores.insert("f".into(), vec!["0000000000000001.sf".into()]);
+        m.stores
+            .insert("f".into(), vec!["0000000000000001.sf".into()]);
         m.store(dir.path()).unwrap();
         assert_eq!(Manifest::load(dir.path()).unwrap(), Some(m));
 

@@ -53,8 +53,15 @@ impl Get {
     }
 
     /// Restricts the read to one column (adds to earlier restrictions).
-    pub fn add_column(&mut self, family: impl Into<Bytes>, qualifier: impl Into<Bytes>) -> &mut Get {
-        let entry = self.columns.entry(family.into()).or_insert_with(|| Some(BTreeSet::new()));
+    pub fn add_column(
+        &mut self,
+        family: impl Into<Bytes>,
+        qualifier: impl Into<Bytes>,
+    ) -> &mut Get {
+        let entry = self
+            .columns
+            .entry(family.into())
+            .or_insert_with(|| Some(BTreeSet::new()));
         if let Some(set) = entry {
             set.insert(qualifier.into());
         }
@@ -106,7 +113,13 @@ impl RegionScanner {
             if self.remaining == Some(0) {
                 return Ok(None);
             }
-            let Some(row) = self.stores.iter().filter_map(|s| s.peek_row()).min().map(Bytes::copy_from_slice) else {
+            let Some(row) = self
+                .stores
+                .iter()
+                .filter_map(|s| s.peek_row())
+                .min()
+                .map(Bytes::copy_from_slice)
+            else {
                 return Ok(None);
             };
             if !self.stop_row.is_empty() && row >= self.stop_row {
@@ -194,7 +207,11 @@ impl Region {
         };
         let now = super::now_ms();
         let mut order: Vec<usize> = (0..self.stores.len()).collect();
-        order.sort_by(|a, b| self.stores[*a].family_bytes.cmp(&self.stores[*b].family_bytes));
+        order.sort_by(|a, b| {
+            self.stores[*a]
+                .family_bytes
+                .cmp(&self.stores[*b].family_bytes)
+        });
         let mut stores = Vec::new();
         for i in order {
             let store = &self.stores[i];
@@ -207,9 +224,15 @@ impl Region {
                 }
             };
             let family = &store.family;
-            let ttl_cutoff = family.ttl_millis().map(|t| now.saturating_sub(t)).unwrap_or(0);
+            let ttl_cutoff = family
+                .ttl_millis()
+                .map(|t| now.saturating_sub(t))
+                .unwrap_or(0);
             let mut sources: Vec<Box<dyn CellIterator>> = Vec::new();
-            let memstores = [active.stores.get(i), snapshot.as_ref().and_then(|s| s.stores.get(i))];
+            let memstores = [
+                active.stores.get(i),
+                snapshot.as_ref().and_then(|s| s.stores.get(i)),
+            ];
             for m in memstores.into_iter().flatten() {
                 if !m.is_empty() {
                     sources.push(Box::new(if stop.is_empty() {
@@ -222,8 +245,21 @@ impl Region {
             let cache = cache_blocks && family.blockcache;
             for f in files.get(i).map(|v| v.as_slice()).unwrap_or(&[]) {
                 // With MIN_VERSIONS, expired cells can still be visible.
-                let file_ttl = if family.min_versions == 0 { ttl_cutoff } else { 0 };
-                if keep_file(f, start, stop, time_range, file_ttl, get_row, qualifiers.as_ref(), &store.family_bytes) {
+                let file_ttl = if family.min_versions == 0 {
+                    ttl_cutoff
+                } else {
+                    0
+                };
+                if keep_file(
+                    f,
+                    start,
+                    stop,
+                    time_range,
+                    file_ttl,
+                    get_row,
+                    qualifiers.as_ref(),
+                    &store.family_bytes,
+                ) {
                     sources.push(Box::new(f.scanner(cache)));
                 }
             }
@@ -264,15 +300,16 @@ fn keep_file(
     if info.entries == 0 {
         return false;
     }
-    if let Some(last) = key::row_of(&info.last_key) {
-        if last < start {
-            return false;
-        }
+    if let Some(last) = key::row_of(&info.last_key)
+        && last < start
+    {
+        return false;
     }
-    if let Some(first) = key::row_of(&info.first_key) {
-        if !stop.is_empty() && first >= stop {
-            return false;
-        }
+    if let Some(first) = key::row_of(&info.first_key)
+        && !stop.is_empty()
+        && first >= stop
+    {
+        return false;
     }
     // Files holding only puts can be skipped by time; delete markers must
     // always be seen, so only delete-free files are skipped this way.
@@ -288,10 +325,12 @@ fn keep_file(
         if !f.might_contain_row(row) {
             return false;
         }
-        if let Some(qs) = qualifiers {
-            if !qs.is_empty() && info.delete_markers == 0 && !qs.iter().any(|q| f.might_contain_column(row, family, q)) {
-                return false;
-            }
+        if let Some(qs) = qualifiers
+            && !qs.is_empty()
+            && info.delete_markers == 0
+            && !qs.iter().any(|q| f.might_contain_column(row, family, q))
+        {
+            return false;
         }
     }
     true

@@ -79,10 +79,14 @@ impl Region {
         }
         let added = {
             let st = self.state.read();
-            edits.iter().map(|e| insert_edit(&self.stores, &st.active, e)).sum::<u64>()
+            edits
+                .iter()
+                .map(|e| insert_edit(&self.stores, &st.active, e))
+                .sum::<u64>()
         };
         self.mvcc.complete(seq);
-        self.write_requests.fetch_add(mutations.len() as u64, Ordering::Relaxed);
+        self.write_requests
+            .fetch_add(mutations.len() as u64, Ordering::Relaxed);
         let size = self.memstore_size.fetch_add(added, Ordering::Relaxed) + added;
         self.shared.add_memstore(added);
         if size >= self.shared.settings().memstore_flush_size {
@@ -99,7 +103,8 @@ impl Region {
             if ts == LATEST_TIMESTAMP {
                 ts = if c.kind == CellType::Delete {
                     // HBase's Delete of "the latest version": find it now.
-                    self.latest_timestamp(&m.row, &c.family, &c.qualifier)?.unwrap_or(now)
+                    self.latest_timestamp(&m.row, &c.family, &c.qualifier)?
+                        .unwrap_or(now)
                 } else {
                     now
                 };
@@ -126,7 +131,12 @@ impl Region {
         })
     }
 
-    fn latest_timestamp(&self, row: &Bytes, family: &Bytes, qualifier: &Bytes) -> Result<Option<u64>> {
+    fn latest_timestamp(
+        &self,
+        row: &Bytes,
+        family: &Bytes,
+        qualifier: &Bytes,
+    ) -> Result<Option<u64>> {
         let mut get = super::Get::new(row.clone());
         get.add_column(family.clone(), qualifier.clone());
         Ok(self.get(&get)?.first().map(|c| c.timestamp))
@@ -152,7 +162,10 @@ impl Region {
         };
         let start = Instant::now();
         let limit = Duration::from_millis(self.shared.settings().blocking_wait_time_ms);
-        self.shared.stalls().blocked_writes.fetch_add(1, Ordering::Relaxed);
+        self.shared
+            .stalls()
+            .blocked_writes
+            .fetch_add(1, Ordering::Relaxed);
         loop {
             if self.memstore_size() >= block_at {
                 self.request_flush();
@@ -161,7 +174,10 @@ impl Region {
             }
             let waited = start.elapsed();
             if waited >= limit {
-                self.shared.stalls().too_busy.fetch_add(1, Ordering::Relaxed);
+                self.shared
+                    .stalls()
+                    .too_busy
+                    .fetch_add(1, Ordering::Relaxed);
                 self.shared.stalls().add_blocked_time(waited);
                 return Err(StorageError::RegionTooBusy {
                     region: self.info.name(),
@@ -169,7 +185,8 @@ impl Region {
                     waited_ms: waited.as_millis() as u64,
                 });
             }
-            self.shared.wait_memory_freed((limit - waited).min(Duration::from_millis(50)));
+            self.shared
+                .wait_memory_freed((limit - waited).min(Duration::from_millis(50)));
             self.check_open()?;
             match over(self) {
                 None => {
@@ -191,20 +208,32 @@ pub(crate) fn insert_edit(stores: &[Store], active: &MemStoreSet, edit: &WalEdit
             // A family dropped since the edit was logged: nothing to keep.
             continue;
         };
-        let Some(memstore) = active.stores.get(idx) else { continue };
+        let Some(memstore) = active.stores.get(idx) else {
+            continue;
+        };
         let mut buf = Vec::new();
         let mut bounds = Vec::with_capacity(fam.cells.len());
         for c in &fam.cells {
             let start = buf.len();
-            key::encode_into(&mut buf, &edit.row, &fam.family, &c.qualifier, c.timestamp, c.cell_type);
+            key::encode_into(
+                &mut buf,
+                &edit.row,
+                &fam.family,
+                &c.qualifier,
+                c.timestamp,
+                c.cell_type,
+            );
             bounds.push((start, buf.len()));
         }
         let buf = Bytes::from(buf);
         // Every key starts with the 2-byte row length, then the row.
         let row = buf.slice(2..2 + edit.row.len().min(key::MAX_ROW_LEN));
-        for (c, (s, e)) in fam.cells.iter().zip(bounds) {
-            added += memstore.insert(row.clone(), buf.slice(s..e), edit.seq, c.timestamp, c.value.clone());
-        }
+        let cells = fam
+            .cells
+            .iter()
+            .zip(bounds)
+            .map(|(c, (s, e))| (buf.slice(s..e), c.timestamp, c.value.clone()));
+        added += memstore.insert_row(row, edit.seq, cells);
     }
     added
 }

@@ -71,13 +71,22 @@ impl StoreScanner {
 
     /// The row of the next unread cell, if any.
     pub fn peek_row(&self) -> Option<&[u8]> {
-        if self.iter.valid() { key::row_of(self.iter.key()) } else { None }
+        if self.iter.valid() {
+            key::row_of(self.iter.key())
+        } else {
+            None
+        }
     }
 
     /// Reads every entry of `row` (which must be [`peek_row`](Self::peek_row)
     /// or absent) and appends the visible cells to `out`.
+    ///
+    /// The qualifiers and values of the row's cells share one allocation.
     pub fn read_row(&mut self, row: &Bytes, out: &mut Vec<Cell>) -> Result<()> {
         let q = &self.query;
+        let mut arena: Vec<u8> = Vec::new();
+        // (qualifier start, value start, value end, timestamp) in `arena`.
+        let mut found: Vec<(usize, usize, usize, u64)> = Vec::new();
         let mut family_delete_ts: Option<u64> = None;
         let mut family_version_deletes: Vec<u64> = Vec::new();
         let mut col = ColumnState::default();
@@ -105,7 +114,8 @@ impl StoreScanner {
             };
             match cell_type {
                 CellType::DeleteFamily => {
-                    family_delete_ts = Some(family_delete_ts.map_or(k.timestamp, |d| d.max(k.timestamp)));
+                    family_delete_ts =
+                        Some(family_delete_ts.map_or(k.timestamp, |d| d.max(k.timestamp)));
                 }
                 CellType::DeleteFamilyVersion => family_version_deletes.push(k.timestamp),
                 _ => {
@@ -118,7 +128,10 @@ impl StoreScanner {
                     }
                     match cell_type {
                         CellType::DeleteColumn => {
-                            col.delete_column_ts = Some(col.delete_column_ts.map_or(k.timestamp, |d| d.max(k.timestamp)));
+                            col.delete_column_ts = Some(
+                                col.delete_column_ts
+                                    .map_or(k.timestamp, |d| d.max(k.timestamp)),
+                            );
                         }
                         CellType::Delete => col.version_deletes.push(k.timestamp),
                         _ => {
@@ -130,14 +143,11 @@ impl StoreScanner {
                                 col.puts_seen += 1;
                                 if visible(q, &k, &col) {
                                     col.returned += 1;
-                                    out.push(Cell {
-                                        row: row.clone(),
-                                        family: q.family.clone(),
-                                        qualifier: Bytes::copy_from_slice(k.qualifier),
-                                        timestamp: k.timestamp,
-                                        cell_type: CellType::Put,
-                                        value: Bytes::copy_from_slice(self.iter.value()),
-                                    });
+                                    let qs = arena.len();
+                                    arena.extend_from_slice(k.qualifier);
+                                    let vs = arena.len();
+                                    arena.extend_from_slice(self.iter.value());
+                                    found.push((qs, vs, arena.len(), k.timestamp));
                                 }
                             }
                         }
@@ -146,6 +156,15 @@ impl StoreScanner {
             }
             self.iter.next()?;
         }
+        let arena = Bytes::from(arena);
+        out.extend(found.into_iter().map(|(qs, vs, ve, ts)| Cell {
+            row: row.clone(),
+            family: q.family.clone(),
+            qualifier: arena.slice(qs..vs),
+            timestamp: ts,
+            cell_type: CellType::Put,
+            value: arena.slice(vs..ve),
+        }));
         Ok(())
     }
 }
@@ -154,10 +173,10 @@ fn visible(q: &FamilyQuery, k: &KeyRef<'_>, col: &ColumnState) -> bool {
     if k.timestamp < q.time_range.0 || k.timestamp >= q.time_range.1 {
         return false;
     }
-    if let Some(wanted) = &q.qualifiers {
-        if !wanted.contains(k.qualifier) {
-            return false;
-        }
+    if let Some(wanted) = &q.qualifiers
+        && !wanted.contains(k.qualifier)
+    {
+        return false;
     }
     if q.ttl_cutoff > 0 && k.timestamp < q.ttl_cutoff && col.puts_seen > q.min_versions {
         return false;

@@ -52,7 +52,9 @@ impl MergingIterator {
     }
 
     fn cur(&self) -> Option<&dyn CellIterator> {
-        self.current.and_then(|i| self.sources.get(i)).map(|b| b.as_ref())
+        self.current
+            .and_then(|i| self.sources.get(i))
+            .map(|b| b.as_ref())
     }
 }
 
