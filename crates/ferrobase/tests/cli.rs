@@ -1,0 +1,118 @@
+//! The `ferrobase` binary as a user runs it: the demo on a fresh data
+//! directory (and again, after a restart), the store file tool on the files
+//! it wrote, and clear errors for bad flags and bad files.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::Command;
+
+fn ferrobase(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ferrobase"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+#[test]
+fn demo_then_storefile_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let args = [
+        "demo",
+        "--data-dir",
+        d,
+        "--rows",
+        "3000",
+        "--family-attr",
+        "COMPRESSION=SNAPPY",
+        "--family-attr",
+        "DATA_BLOCK_ENCODING=PREFIX",
+    ];
+    let (ok, out, err) = ferrobase(&args);
+    assert!(ok, "{out}\n{err}");
+    assert!(out.contains("rows present at open: 0"), "{out}");
+    assert!(out.contains("get: 3000/3000 sampled rows found"), "{out}");
+    let (ok, out, err) = ferrobase(&args);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("rows present at open: 3000"),
+        "restart lost rows: {out}"
+    );
+
+    let file = out
+        .lines()
+        .find_map(|l| l.split("storefile meta ").nth(1))
+        .map(|s| s.trim_end_matches(')').to_string())
+        .expect("demo names its store file");
+    let (ok, meta, err) = ferrobase(&["storefile", "meta", &file]);
+    assert!(ok, "{err}");
+    for key in [
+        "entries=27000",
+        "avgKeyLen=",
+        "avgValueLen=",
+        "firstKey=",
+        "lastKey=",
+        "compression=SNAPPY",
+        "encoding=PREFIX",
+        "bloom=ROW",
+        "blocks=",
+        "length=",
+        "maxSeqId=",
+        "timeRange=",
+    ] {
+        assert!(meta.contains(key), "missing {key} in\n{meta}");
+    }
+    let (ok, cells, err) = ferrobase(&["storefile", "cells", &file]);
+    assert!(ok, "{err}");
+    assert_eq!(cells.lines().count(), 27000);
+    let first = cells.lines().next().unwrap();
+    assert!(
+        first.contains("/f:c0/") && first.contains("/Put/vlen="),
+        "{first}"
+    );
+}
+
+#[test]
+fn bad_input_is_explained() {
+    let (ok, _, err) = ferrobase(&["demo", "--shape", "nope", "--rows", "1"]);
+    assert!(!ok && err.contains("nope"), "{err}");
+    let (ok, _, err) = ferrobase(&["demo", "--durability", "maybe", "--rows", "1"]);
+    assert!(!ok && err.contains("SYNC_WAL"), "{err}");
+    let (ok, _, err) = ferrobase(&["demo", "--family-attr", "COMPRESSION=LZO", "--rows", "1"]);
+    assert!(
+        !ok && err.contains("COMPRESSION") && err.contains("SNAPPY"),
+        "{err}"
+    );
+    let (ok, _, err) = ferrobase(&["settings", "--set", "hbase.hstore.blockingStoreFile=3"]);
+    assert!(
+        !ok && err.contains("did you mean 'hbase.hstore.blockingStoreFiles'"),
+        "{err}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let garbage = dir.path().join("garbage.sf");
+    std::fs::write(&garbage, vec![0xAB; 5000]).unwrap();
+    let (ok, _, err) = ferrobase(&["storefile", "meta", garbage.to_str().unwrap()]);
+    assert!(!ok && err.contains("garbage.sf"), "{err}");
+    let (ok, _, err) = ferrobase(&["storefile", "cells", "/nonexistent/file.sf"]);
+    assert!(!ok && err.contains("/nonexistent/file.sf"), "{err}");
+}
+
+#[test]
+fn readme_lists_every_setting() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let (ok, out, _) = ferrobase(&["settings"]);
+    assert!(ok);
+    for line in out.lines() {
+        let name = line.split(' ').next().unwrap();
+        assert!(
+            readme.contains(&format!("`{name}`")),
+            "README does not list {name}"
+        );
+    }
+}
