@@ -53,6 +53,19 @@ struct ColumnState {
     puts_seen: u32,
 }
 
+impl ColumnState {
+    /// Starts a new column, reusing the buffers (no allocation per column).
+    fn reset(&mut self, qualifier: &[u8]) {
+        self.qualifier.clear();
+        self.qualifier.extend_from_slice(qualifier);
+        self.started = true;
+        self.delete_column_ts = None;
+        self.version_deletes.clear();
+        self.returned = 0;
+        self.puts_seen = 0;
+    }
+}
+
 impl StoreScanner {
     /// A scanner over `iter`, which the caller has not positioned yet.
     pub fn new(iter: MergingIterator, query: FamilyQuery) -> StoreScanner {
@@ -120,11 +133,7 @@ impl StoreScanner {
                 CellType::DeleteFamilyVersion => family_version_deletes.push(k.timestamp),
                 _ => {
                     if !col.started || col.qualifier != k.qualifier {
-                        col = ColumnState {
-                            qualifier: k.qualifier.to_vec(),
-                            started: true,
-                            ..ColumnState::default()
-                        };
+                        col.reset(k.qualifier);
                     }
                     match cell_type {
                         CellType::DeleteColumn => {

@@ -31,6 +31,10 @@ impl MergingIterator {
     }
 
     fn pick(&mut self) {
+        if let [only] = self.sources.as_slice() {
+            self.current = only.valid().then_some(0);
+            return;
+        }
         let mut best: Option<usize> = None;
         for (i, s) in self.sources.iter().enumerate() {
             if !s.valid() {
