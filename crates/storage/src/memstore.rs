@@ -27,10 +27,10 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 
-/// Bytes charged per entry on top of key and value: skip-list node, two
-/// `Bytes` handles and the sequence id. An estimate, like HBase's
-/// `KeyValue.heapSize()` accounting; it makes many tiny cells count.
-pub const ENTRY_OVERHEAD: u64 = 80;
+/// Bytes charged per cell on top of its key and value: its slot in the
+/// row's sorted vector plus growth slack. Like HBase's `heapSize()`
+/// accounting, it makes many tiny cells count.
+pub const ENTRY_OVERHEAD: u64 = row::SLOT_SIZE + 8;
 
 /// A skip-list key: encoded cell key plus the sequence id of its write.
 #[derive(Clone, Debug)]
@@ -56,8 +56,9 @@ impl Ord for MemKey {
     }
 }
 
-/// Bytes charged per row on top of its cells: skip-list node, lock, vector.
-pub const ROW_OVERHEAD: u64 = 96;
+/// Bytes charged per row on top of its cells: skip-list node, lock,
+/// vectors, and one arena handle per mutation.
+pub const ROW_OVERHEAD: u64 = 128;
 
 /// One store's memstore.
 #[derive(Default)]
@@ -87,49 +88,50 @@ impl MemStore {
 
     /// Inserts one entry and returns the bytes it added to the accounting.
     /// An entry with an identical key and sequence id replaces the old one
-    /// (a batch repeating a cell: the later one wins).
-    ///
-    /// `row` is the key's row (a slice of the same buffer, usually).
-    pub fn insert(&self, row: Bytes, key: Bytes, seq: u64, timestamp: u64, value: Bytes) -> u64 {
-        self.insert_row(row, seq, std::iter::once((key, timestamp, value)))
+    /// (a batch repeating a cell: the later one wins). For tests and tools;
+    /// the write path uses [`insert_row`](Self::insert_row).
+    pub fn insert(&self, row: &[u8], key: &[u8], seq: u64, timestamp: u64, value: &[u8]) -> u64 {
+        let mut arena = Vec::with_capacity(key.len() + value.len());
+        arena.extend_from_slice(key);
+        arena.extend_from_slice(value);
+        let cell = (0, key.len() as u32, value.len() as u32);
+        self.insert_row(
+            row,
+            seq,
+            Bytes::from(arena),
+            &[cell],
+            (timestamp, timestamp),
+        )
     }
 
-    /// Inserts cells of one row written by one mutation (`(key, timestamp,
-    /// value)`, all with sequence id `seq`): one row lookup and one lock
-    /// for all of them. Returns the bytes added to the accounting.
+    /// Inserts the cells one mutation wrote to one row: their keys and values
+    /// live in `arena` (see [`row`]), all with sequence id `seq`, timestamps
+    /// within `time_range`. One row lookup and one lock for all of them.
+    /// Returns the bytes added to the accounting.
     pub fn insert_row(
         &self,
-        row: Bytes,
+        row: &[u8],
         seq: u64,
-        cells: impl ExactSizeIterator<Item = (Bytes, u64, Bytes)>,
+        arena: Bytes,
+        cells: &[row::ArenaCell],
+        time_range: (u64, u64),
     ) -> u64 {
-        let mut delta = 0;
-        let entry = match self.rows.get(&row) {
+        let mut delta = arena.len() as u64 + cells.len() as u64 * ENTRY_OVERHEAD;
+        let entry = match self.rows.get(row) {
             Some(e) => e,
             None => {
                 delta += row.len() as u64 + ROW_OVERHEAD;
-                self.rows.get_or_insert_with(row, RwLock::default)
+                self.rows
+                    .get_or_insert_with(Bytes::copy_from_slice(row), RwLock::default)
             }
         };
-        let (mut min_ts, mut max_ts, mut added) = (u64::MAX, 0, 0);
-        {
-            let mut cells_of_row = entry.value().write();
-            cells_of_row.reserve(cells.len());
-            for (key, ts, value) in cells {
-                delta += key.len() as u64 + value.len() as u64 + ENTRY_OVERHEAD;
-                min_ts = min_ts.min(ts);
-                max_ts = max_ts.max(ts);
-                if cells_of_row.insert(MemKey { key, seq }, value) {
-                    added += 1;
-                }
-            }
-        }
+        let added = entry.value().write().insert_arena(arena, cells, seq);
         self.entries.fetch_add(added, AtomicOrdering::Relaxed);
         self.size.fetch_add(delta, AtomicOrdering::Relaxed);
         self.min_seq.fetch_min(seq, AtomicOrdering::Relaxed);
         self.max_seq.fetch_max(seq, AtomicOrdering::Relaxed);
-        self.min_ts.fetch_min(min_ts, AtomicOrdering::Relaxed);
-        self.max_ts.fetch_max(max_ts, AtomicOrdering::Relaxed);
+        self.min_ts.fetch_min(time_range.0, AtomicOrdering::Relaxed);
+        self.max_ts.fetch_max(time_range.1, AtomicOrdering::Relaxed);
         delta
     }
 
@@ -243,7 +245,7 @@ mod tests {
     }
 
     fn ins(m: &MemStore, k: (Bytes, Bytes), seq: u64, ts: u64, v: &'static [u8]) {
-        m.insert(k.0, k.1, seq, ts, Bytes::from_static(v));
+        m.insert(&k.0, &k.1, seq, ts, v);
     }
 
     #[test]

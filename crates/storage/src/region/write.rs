@@ -13,15 +13,21 @@ use std::time::{Duration, Instant};
 impl Region {
     /// Applies one row mutation atomically.
     pub fn mutate(&self, mutation: RowMutation) -> Result<()> {
-        self.mutate_batch(std::slice::from_ref(&mutation))
+        self.mutate_owned(vec![mutation])
     }
 
     /// Applies several row mutations with one WAL append (one group-commit
     /// unit) and one sequence id: they become visible together.
     pub fn mutate_batch(&self, mutations: &[RowMutation]) -> Result<()> {
+        self.mutate_owned(mutations.to_vec())
+    }
+
+    /// [`mutate_batch`](Self::mutate_batch) taking ownership, so cell values
+    /// move into the WAL edit instead of being shared.
+    pub fn mutate_owned(&self, mutations: Vec<RowMutation>) -> Result<()> {
         self.check_open()?;
         let max_cell = self.shared.settings().keyvalue_max_size;
-        for m in mutations {
+        for m in &mutations {
             m.validate(max_cell)?;
             if !self.info.contains_row(&m.row) {
                 return Err(StorageError::WrongRegion {
@@ -38,21 +44,25 @@ impl Region {
         }
         self.wait_for_memory()?;
         let now = super::now_ms();
-        let mut edits = Vec::with_capacity(mutations.len());
+        let table_default = self.table.durability;
+        let durabilities: Vec<Durability> = mutations
+            .iter()
+            .map(|m| m.durability.resolve(table_default))
+            .collect();
+        let logged: Vec<bool> = durabilities
+            .iter()
+            .map(|d| *d != Durability::SkipWal)
+            .collect();
+        let wal_durability = durabilities
+            .iter()
+            .filter(|d| **d != Durability::SkipWal)
+            .max()
+            .copied();
+        let count = mutations.len();
+        let mut edits = Vec::with_capacity(count);
         for m in mutations {
             edits.push(self.build_edit(m, now)?);
         }
-        let table_default = self.table.durability;
-        let logged: Vec<bool> = mutations
-            .iter()
-            .map(|m| m.durability.resolve(table_default) != Durability::SkipWal)
-            .collect();
-        let wal_durability = mutations
-            .iter()
-            .zip(&logged)
-            .filter(|(_, l)| **l)
-            .map(|(m, _)| m.durability.resolve(table_default))
-            .max();
 
         let seq = self.mvcc.begin();
         for e in &mut edits {
@@ -86,7 +96,7 @@ impl Region {
         };
         self.mvcc.complete(seq);
         self.write_requests
-            .fetch_add(mutations.len() as u64, Ordering::Relaxed);
+            .fetch_add(count as u64, Ordering::Relaxed);
         let size = self.memstore_size.fetch_add(added, Ordering::Relaxed) + added;
         self.shared.add_memstore(added);
         if size >= self.shared.settings().memstore_flush_size {
@@ -96,9 +106,9 @@ impl Region {
     }
 
     /// Resolves timestamps and groups cells by family.
-    fn build_edit(&self, m: &RowMutation, now: u64) -> Result<WalEdit> {
+    fn build_edit(&self, m: RowMutation, now: u64) -> Result<WalEdit> {
         let mut families: Vec<WalFamily> = Vec::new();
-        for c in &m.mutations {
+        for c in m.mutations {
             let mut ts = c.timestamp;
             if ts == LATEST_TIMESTAMP {
                 ts = if c.kind == CellType::Delete {
@@ -110,15 +120,15 @@ impl Region {
                 };
             }
             let cell = WalCell {
-                qualifier: c.qualifier.clone(),
+                qualifier: c.qualifier,
                 timestamp: ts,
                 cell_type: c.kind,
-                value: c.value.clone(),
+                value: c.value,
             };
             match families.iter_mut().find(|f| f.family == c.family) {
                 Some(f) => f.cells.push(cell),
                 None => families.push(WalFamily {
-                    family: c.family.clone(),
+                    family: c.family,
                     cells: vec![cell],
                 }),
             }
@@ -126,7 +136,7 @@ impl Region {
         Ok(WalEdit {
             region_id: self.info.id,
             seq: 0,
-            row: m.row.clone(),
+            row: m.row,
             families,
         })
     }
@@ -199,8 +209,9 @@ impl Region {
     }
 }
 
-/// Inserts an edit's cells into `active`; returns the bytes added. Keys of
-/// one edit share a single allocation (sliced per cell).
+/// Inserts an edit's cells into `active`; returns the bytes added. The
+/// keys and values of one family's cells are copied into one arena buffer
+/// (see `memstore::row`): one allocation per row and family.
 pub(crate) fn insert_edit(stores: &[Store], active: &MemStoreSet, edit: &WalEdit) -> u64 {
     let mut added = 0;
     for fam in &edit.families {
@@ -211,29 +222,37 @@ pub(crate) fn insert_edit(stores: &[Store], active: &MemStoreSet, edit: &WalEdit
         let Some(memstore) = active.stores.get(idx) else {
             continue;
         };
-        let mut buf = Vec::new();
-        let mut bounds = Vec::with_capacity(fam.cells.len());
+        let size: usize = fam
+            .cells
+            .iter()
+            .map(|c| {
+                key::KEY_OVERHEAD
+                    + edit.row.len()
+                    + fam.family.len()
+                    + c.qualifier.len()
+                    + c.value.len()
+            })
+            .sum();
+        let mut arena = Vec::with_capacity(size);
+        let mut cells = Vec::with_capacity(fam.cells.len());
+        let (mut lo, mut hi) = (u64::MAX, 0);
         for c in &fam.cells {
-            let start = buf.len();
+            let start = arena.len();
             key::encode_into(
-                &mut buf,
+                &mut arena,
                 &edit.row,
                 &fam.family,
                 &c.qualifier,
                 c.timestamp,
                 c.cell_type,
             );
-            bounds.push((start, buf.len()));
+            let key_len = arena.len() - start;
+            arena.extend_from_slice(&c.value);
+            cells.push((start as u32, key_len as u32, c.value.len() as u32));
+            lo = lo.min(c.timestamp);
+            hi = hi.max(c.timestamp);
         }
-        let buf = Bytes::from(buf);
-        // Every key starts with the 2-byte row length, then the row.
-        let row = buf.slice(2..2 + edit.row.len().min(key::MAX_ROW_LEN));
-        let cells = fam
-            .cells
-            .iter()
-            .zip(bounds)
-            .map(|(c, (s, e))| (buf.slice(s..e), c.timestamp, c.value.clone()));
-        added += memstore.insert_row(row, edit.seq, cells);
+        added += memstore.insert_row(&edit.row, edit.seq, Bytes::from(arena), &cells, (lo, hi));
     }
     added
 }
