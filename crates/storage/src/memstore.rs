@@ -117,14 +117,23 @@ impl MemStore {
         time_range: (u64, u64),
     ) -> u64 {
         let mut delta = arena.len() as u64 + cells.len() as u64 * ENTRY_OVERHEAD;
-        let entry = match self.rows.get(row) {
-            Some(e) => e,
-            None => {
-                delta += row.len() as u64 + ROW_OVERHEAD;
-                self.rows
-                    .get_or_insert_with(Bytes::copy_from_slice(row), RwLock::default)
+        // Every key in the arena starts with the 2-byte row length and the
+        // row: the first one serves as the skip-list key without a copy,
+        // and one search finds or inserts the row.
+        let row_key = match cells.first() {
+            Some(&(start, _, _))
+                if arena.get(start as usize + 2..start as usize + 2 + row.len()) == Some(row) =>
+            {
+                let s = start as usize + 2;
+                arena.slice(s..s + row.len())
             }
+            _ => Bytes::copy_from_slice(row),
         };
+        let ptr = row_key.as_ptr();
+        let entry = self.rows.get_or_insert_with(row_key, RwLock::default);
+        if entry.key().as_ptr() == ptr {
+            delta += row.len() as u64 + ROW_OVERHEAD;
+        }
         let added = entry.value().write().insert_arena(arena, cells, seq);
         self.entries.fetch_add(added, AtomicOrdering::Relaxed);
         self.size.fetch_add(delta, AtomicOrdering::Relaxed);

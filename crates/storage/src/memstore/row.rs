@@ -105,9 +105,13 @@ impl RowCells {
                         seq,
                     };
                     let key = key_of(arenas, &slot);
-                    let pos = slots.binary_search_by(|s| {
-                        compare_entries(key_of(arenas, s), s.seq, key, seq).then(Ordering::Equal)
-                    });
+                    let cmp = |s: &Slot| compare_entries(key_of(arenas, s), s.seq, key, seq);
+                    // Cells usually arrive in order: try the end first.
+                    let pos = match slots.last() {
+                        Some(last) if cmp(last) == Ordering::Less => Err(slots.len()),
+                        None => Err(0),
+                        _ => slots.binary_search_by(cmp),
+                    };
                     match pos {
                         Ok(i) => {
                             if let Some(s) = slots.get_mut(i) {
