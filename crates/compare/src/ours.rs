@@ -11,7 +11,7 @@ use ferrobase_workloads::GeneratedRow;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 pub struct Ours {
     engine: Arc<Engine>,
@@ -88,35 +88,8 @@ impl KvEngine for Ours {
     }
 
     fn settle(&self, limit: Duration) -> Result<bool> {
-        // No "compactions running/pending" counter yet: wait until the
-        // compaction counters and the file set have not moved for 5 s.
-        let start = Instant::now();
-        let snapshot = |o: &Ours| {
-            let s = o.engine.stats();
-            let st = o.region.status();
-            (
-                s.compactions,
-                s.compacted_bytes_out,
-                st.store_files,
-                st.store_file_bytes,
-                s.flushes,
-            )
-        };
-        let mut last = snapshot(self);
-        let mut stable_since = Instant::now();
-        loop {
-            std::thread::sleep(Duration::from_millis(250));
-            let now = snapshot(self);
-            if now != last {
-                last = now;
-                stable_since = Instant::now();
-            } else if stable_since.elapsed() >= Duration::from_secs(5) {
-                return Ok(true);
-            }
-            if start.elapsed() >= limit {
-                return Ok(false);
-            }
-        }
+        // The engine counts flush and compaction jobs queued or running.
+        Ok(self.engine.wait_idle(limit))
     }
 
     fn stats(&self) -> String {

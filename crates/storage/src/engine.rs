@@ -169,6 +169,21 @@ impl Engine {
         self.shared.stats()
     }
 
+    /// Waits until no flush or compaction is queued or running, at most
+    /// `timeout`; returns whether the engine went idle.
+    pub fn wait_idle(&self, timeout: Duration) -> bool {
+        let start = std::time::Instant::now();
+        loop {
+            if self.shared.counters.background_jobs.load(Ordering::Acquire) == 0 {
+                return true;
+            }
+            if start.elapsed() >= timeout {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Closes every region (flushing it), syncs and closes the WAL, stops
     /// the pools. Idempotent.
     pub fn close(&self) -> Result<()> {
@@ -308,8 +323,15 @@ impl EngineShared {
     }
 
     pub(crate) fn queue_flush(&self, region: u64) {
-        if let Some(tx) = self.flush_tx.lock().as_ref() {
-            let _ = tx.send(Job::Flush(region));
+        self.queue(&self.flush_tx, Job::Flush(region));
+    }
+
+    fn queue(&self, pool: &Mutex<Option<Sender<Job>>>, job: Job) {
+        if let Some(tx) = pool.lock().as_ref() {
+            self.counters.background_jobs.fetch_add(1, Ordering::AcqRel);
+            if tx.send(job).is_err() {
+                self.counters.background_jobs.fetch_sub(1, Ordering::AcqRel);
+            }
         }
     }
 
@@ -319,8 +341,6 @@ impl EngineShared {
         } else {
             &self.small_tx
         };
-        if let Some(tx) = pool.lock().as_ref() {
-            let _ = tx.send(Job::Compact(region));
-        }
+        self.queue(pool, Job::Compact(region));
     }
 }

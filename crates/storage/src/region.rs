@@ -129,7 +129,7 @@ impl Region {
             files.push(Arc::new(readers));
             stores.push(Store {
                 family: family.clone(),
-                family_bytes: Bytes::copy_from_slice(family.name.as_bytes()),
+                family_bytes: interned_family(&family.name),
                 dir: fdir,
                 compaction_lock: Mutex::new(()),
             });
@@ -305,6 +305,20 @@ fn remove_orphans(dir: &Path, live: &[String]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The family name as a `Bytes` backed by static memory, so the read path
+/// clones it into every returned cell without touching a reference count.
+/// Each distinct family name is leaked once per process (a handful of
+/// short strings).
+fn interned_family(name: &str) -> Bytes {
+    static NAMES: std::sync::OnceLock<Mutex<std::collections::HashMap<String, &'static [u8]>>> =
+        std::sync::OnceLock::new();
+    let mut names = NAMES.get_or_init(Default::default).lock();
+    let stat = *names
+        .entry(name.to_string())
+        .or_insert_with(|| Box::leak(name.as_bytes().to_vec().into_boxed_slice()));
+    Bytes::from_static(stat)
 }
 
 /// Milliseconds since the epoch.

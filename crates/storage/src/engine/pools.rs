@@ -61,6 +61,12 @@ fn worker(shared: std::sync::Weak<EngineShared>, rx: Receiver<Job>) {
         if let Some(Err(e)) = result {
             tracing::error!(region = id, error = %e, "background flush/compaction failed");
         }
+        // Decremented after the job, whose follow-up jobs (a compaction
+        // after a flush) were counted when queued: never 0 while work remains.
+        shared
+            .counters
+            .background_jobs
+            .fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
     }
 }
 

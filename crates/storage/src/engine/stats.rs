@@ -60,6 +60,8 @@ pub(crate) struct Counters {
     pub compactions: AtomicU64,
     pub compacted_bytes_in: AtomicU64,
     pub compacted_bytes_out: AtomicU64,
+    /// Flush and compaction jobs queued or running.
+    pub background_jobs: AtomicU64,
 }
 
 /// Everything the engine counts.
@@ -73,6 +75,8 @@ pub struct EngineStats {
     pub compactions: u64,
     pub compacted_bytes_in: u64,
     pub compacted_bytes_out: u64,
+    /// Flush and compaction jobs queued or running (0: the engine is idle).
+    pub background_jobs: u64,
     pub stalls: StallStats,
     pub cache: CacheStats,
     pub wal: WalStats,
@@ -90,6 +94,7 @@ impl EngineShared {
             compactions: c.compactions.load(Ordering::Relaxed),
             compacted_bytes_in: c.compacted_bytes_in.load(Ordering::Relaxed),
             compacted_bytes_out: c.compacted_bytes_out.load(Ordering::Relaxed),
+            background_jobs: c.background_jobs.load(Ordering::Relaxed),
             stalls: self.stalls.snapshot(),
             cache: self.cache.stats(),
             wal: self.wal.stats(),

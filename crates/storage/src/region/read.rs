@@ -103,6 +103,8 @@ pub struct RegionScanner {
     stores: Vec<StoreScanner>,
     stop_row: Bytes,
     remaining: Option<u64>,
+    /// Cells of the last row returned, to size the next row's vector.
+    last_row_cells: usize,
 }
 
 impl RegionScanner {
@@ -125,13 +127,14 @@ impl RegionScanner {
             if !self.stop_row.is_empty() && row >= self.stop_row {
                 return Ok(None);
             }
-            let mut out = Vec::new();
+            let mut out = Vec::with_capacity(self.last_row_cells + 2);
             for s in &mut self.stores {
                 if s.peek_row() == Some(&row[..]) {
                     s.read_row(&row, &mut out)?;
                 }
             }
             if !out.is_empty() {
+                self.last_row_cells = out.len();
                 if let Some(r) = &mut self.remaining {
                     *r -= 1;
                 }
@@ -279,6 +282,7 @@ impl Region {
             stores,
             stop_row: stop.clone(),
             remaining: limit,
+            last_row_cells: 0,
         })
     }
 }

@@ -41,6 +41,9 @@ pub struct StoreScanner {
     iter: MergingIterator,
     query: FamilyQuery,
     prev_key: Vec<u8>,
+    /// Sizes of the last row read, to allocate the next one in one go.
+    last_arena: usize,
+    last_found: usize,
 }
 
 #[derive(Default)]
@@ -73,6 +76,8 @@ impl StoreScanner {
             iter,
             query,
             prev_key: Vec::new(),
+            last_arena: 0,
+            last_found: 0,
         }
     }
 
@@ -97,9 +102,9 @@ impl StoreScanner {
     /// The qualifiers and values of the row's cells share one allocation.
     pub fn read_row(&mut self, row: &Bytes, out: &mut Vec<Cell>) -> Result<()> {
         let q = &self.query;
-        let mut arena: Vec<u8> = Vec::new();
+        let mut arena: Vec<u8> = Vec::with_capacity(self.last_arena + self.last_arena / 4);
         // (qualifier start, value start, value end, timestamp) in `arena`.
-        let mut found: Vec<(usize, usize, usize, u64)> = Vec::new();
+        let mut found: Vec<(usize, usize, usize, u64)> = Vec::with_capacity(self.last_found + 2);
         let mut family_delete_ts: Option<u64> = None;
         let mut family_version_deletes: Vec<u64> = Vec::new();
         let mut col = ColumnState::default();
@@ -165,6 +170,8 @@ impl StoreScanner {
             }
             self.iter.next()?;
         }
+        self.last_arena = arena.len();
+        self.last_found = found.len();
         let arena = Bytes::from(arena);
         out.extend(found.into_iter().map(|(qs, vs, ve, ts)| Cell {
             row: row.clone(),
