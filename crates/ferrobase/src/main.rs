@@ -7,6 +7,7 @@
 mod config;
 mod demo;
 mod progress;
+mod standalone;
 mod storefile_cmd;
 
 use clap::{Parser, Subcommand};
@@ -29,6 +30,9 @@ enum Command {
     /// Open the engine on a data directory, load rows of a WORKLOADS.md
     /// shape, flush, compact, read them back and print what happened.
     Demo(demo::DemoArgs),
+    /// Run master, region server and meta in one process on a local data
+    /// directory; prints the address it listens on; Ctrl-C or SIGTERM stops it.
+    Standalone(standalone::StandaloneArgs),
     /// Inspect a store file (like `hbase hfile`).
     Storefile {
         #[command(subcommand)]
@@ -71,6 +75,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Demo(args) => demo::run(args),
+        Command::Standalone(args) => standalone::run(args),
         Command::Storefile { command } => match command {
             StorefileCommand::Meta { file } => storefile_cmd::meta(&file),
             StorefileCommand::Cells { file, values } => storefile_cmd::cells(&file, values),

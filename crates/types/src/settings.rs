@@ -215,6 +215,16 @@ settings! {
         "Base client backoff between retries (ms).";
     client_ipc_pool_size: usize = 1, "hbase.client.ipc.pool.size",
         "Connections a client opens to each server.";
+    ipc_max_callqueue_length: usize = 0, "hbase.ipc.server.max.callqueue.length",
+        "Calls a region server queues beyond its busy handlers before answering 'server busy'; 0 means 10 × handler.count.";
+    scanner_timeout_ms: u64 = 60_000, "hbase.client.scanner.timeout.period",
+        "Scanner lease (ms): a server-side scanner not continued for this long is closed.";
+    client_scanner_caching: u64 = 2_147_483_647, "hbase.client.scanner.caching",
+        "Rows a scan fetches per round trip (bounded also by max.result.size).";
+    client_scanner_max_result_size: u64 = 2_097_152, "hbase.client.scanner.max.result.size",
+        "Bytes a scan fetches per round trip, at least one row.";
+    client_write_buffer_flush_ms: u64 = 1_000, "hbase.client.write.buffer.periodicflush.timeout.ms",
+        "A BufferedMutator flushes buffered mutations at least this often (ms); 0 disables the timer.";
 }
 
 impl Settings {

@@ -1,0 +1,276 @@
+//! [`Admin`]: DDL and cluster administration through the master. DDL calls
+//! are not retried (they are not idempotent); each drops the location
+//! cache of the table it changes.
+
+use crate::connection::{Inner, RegionLocation};
+use crate::error::{ClientError, Result};
+use bytes::Bytes;
+use ferrobase_proto::{pb, schema};
+use ferrobase_types::{FamilyDescriptor, TableDescriptor};
+use std::sync::Arc;
+
+/// Pre-split algorithms (HBase's `SPLITALGO`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SplitAlgorithm {
+    /// Row keys are 8 hex digits.
+    HexStringSplit,
+    /// Row keys are uniformly distributed bytes.
+    UniformSplit,
+}
+
+/// A table as `describe` shows it.
+#[derive(Clone, Debug)]
+pub struct TableDescription {
+    pub descriptor: TableDescriptor,
+    pub enabled: bool,
+    pub regions: Vec<RegionLocation>,
+}
+
+/// Cluster load, per server and region.
+pub type ClusterStatus = pb::ClusterStatus;
+
+/// The admin API.
+#[derive(Clone)]
+pub struct Admin {
+    inner: Arc<Inner>,
+}
+
+fn table(name: &str) -> pb::TableName {
+    pb::TableName {
+        name: name.to_string(),
+    }
+}
+
+impl Admin {
+    pub(crate) fn new(inner: Arc<Inner>) -> Admin {
+        Admin { inner }
+    }
+
+    async fn create(&self, req: pb::CreateTableRequest) -> Result<()> {
+        self.inner.master().create_table(req).await?;
+        Ok(())
+    }
+
+    /// Creates a table; `splits` are the start keys of the regions after
+    /// the first (empty: one region).
+    pub async fn create_table(&self, descriptor: &TableDescriptor, splits: &[Bytes]) -> Result<()> {
+        self.create(pb::CreateTableRequest {
+            schema: Some(schema::table_to_pb(descriptor)),
+            splits: splits.to_vec(),
+            ..Default::default()
+        })
+        .await
+    }
+
+    /// Creates a table of `num_regions` regions split by `algorithm`.
+    pub async fn create_table_presplit(
+        &self,
+        descriptor: &TableDescriptor,
+        num_regions: u32,
+        algorithm: SplitAlgorithm,
+    ) -> Result<()> {
+        self.create(pb::CreateTableRequest {
+            schema: Some(schema::table_to_pb(descriptor)),
+            num_regions,
+            split_algo: format!("{algorithm:?}"),
+            ..Default::default()
+        })
+        .await
+    }
+
+    /// Every table name.
+    pub async fn list_tables(&self) -> Result<Vec<String>> {
+        Ok(self
+            .inner
+            .master()
+            .list_tables(pb::Empty {})
+            .await?
+            .into_inner()
+            .names)
+    }
+
+    /// A table's schema, state and regions.
+    pub async fn describe(&self, name: &str) -> Result<TableDescription> {
+        let r = self
+            .inner
+            .master()
+            .describe_table(table(name))
+            .await?
+            .into_inner();
+        let s = r
+            .schema
+            .ok_or_else(|| ClientError::Malformed("describe returned no schema".into()))?;
+        Ok(TableDescription {
+            descriptor: schema::table_from_pb(&s)
+                .map_err(|e| ClientError::Malformed(e.to_string()))?,
+            enabled: r.enabled,
+            regions: r
+                .regions
+                .into_iter()
+                .map(|l| RegionLocation {
+                    region_id: l.region_id,
+                    table: l.table,
+                    start_key: l.start_key,
+                    end_key: l.end_key,
+                    server: l.server,
+                })
+                .collect(),
+        })
+    }
+
+    /// True when the table exists.
+    pub async fn exists(&self, name: &str) -> Result<bool> {
+        Ok(self
+            .inner
+            .master()
+            .table_exists(table(name))
+            .await?
+            .into_inner()
+            .value)
+    }
+
+    /// Disables a table: its regions go offline; reads and writes fail
+    /// with `TABLE_DISABLED`.
+    pub async fn disable(&self, name: &str) -> Result<()> {
+        self.inner.invalidate(name);
+        self.inner.master().disable_table(table(name)).await?;
+        Ok(())
+    }
+
+    /// Enables a disabled table.
+    pub async fn enable(&self, name: &str) -> Result<()> {
+        self.inner.invalidate(name);
+        self.inner.master().enable_table(table(name)).await?;
+        Ok(())
+    }
+
+    /// True when the table is enabled.
+    pub async fn is_enabled(&self, name: &str) -> Result<bool> {
+        Ok(self
+            .inner
+            .master()
+            .is_table_enabled(table(name))
+            .await?
+            .into_inner()
+            .value)
+    }
+
+    async fn alter(&self, req: pb::AlterTableRequest) -> Result<()> {
+        self.inner.invalidate(&req.table);
+        self.inner.master().alter_table(req).await?;
+        Ok(())
+    }
+
+    /// Adds a family.
+    pub async fn add_family(&self, name: &str, family: &FamilyDescriptor) -> Result<()> {
+        self.alter(pb::AlterTableRequest {
+            table: name.to_string(),
+            modify: vec![schema::family_to_pb(family)],
+            delete: Vec::new(),
+        })
+        .await
+    }
+
+    /// Changes the given attributes of a family (HBase shell names and
+    /// values, e.g. `("VERSIONS", "3")`).
+    pub async fn modify_family(
+        &self,
+        name: &str,
+        family: &str,
+        attributes: &[(&str, &str)],
+    ) -> Result<()> {
+        self.alter(pb::AlterTableRequest {
+            table: name.to_string(),
+            modify: vec![pb::FamilySchema {
+                name: family.to_string(),
+                attributes: attributes
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            }],
+            delete: Vec::new(),
+        })
+        .await
+    }
+
+    /// Deletes a family and its data.
+    pub async fn delete_family(&self, name: &str, family: &str) -> Result<()> {
+        self.alter(pb::AlterTableRequest {
+            table: name.to_string(),
+            modify: Vec::new(),
+            delete: vec![family.to_string()],
+        })
+        .await
+    }
+
+    /// Drops a disabled table.
+    pub async fn drop_table(&self, name: &str) -> Result<()> {
+        self.inner.invalidate(name);
+        self.inner.master().drop_table(table(name)).await?;
+        Ok(())
+    }
+
+    /// Deletes every row, keeping schema and split points.
+    pub async fn truncate(&self, name: &str) -> Result<()> {
+        self.inner.invalidate(name);
+        self.inner.master().truncate_table(table(name)).await?;
+        Ok(())
+    }
+
+    /// Flushes a table (or a region, by its id as text).
+    pub async fn flush(&self, target: &str) -> Result<()> {
+        self.inner
+            .master()
+            .flush(pb::AdminRequest {
+                target: target.to_string(),
+                major: false,
+            })
+            .await?;
+        Ok(())
+    }
+
+    /// Minor compaction of a table (or region).
+    pub async fn compact(&self, target: &str) -> Result<()> {
+        self.compact_inner(target, false).await
+    }
+
+    /// Major compaction of a table (or region).
+    pub async fn major_compact(&self, target: &str) -> Result<()> {
+        self.compact_inner(target, true).await
+    }
+
+    async fn compact_inner(&self, target: &str, major: bool) -> Result<()> {
+        self.inner
+            .master()
+            .compact(pb::AdminRequest {
+                target: target.to_string(),
+                major,
+            })
+            .await?;
+        Ok(())
+    }
+
+    /// Splits a region in two: `target` is a table (its region holding
+    /// `point`, or its largest region) or a region id as text; without a
+    /// point, at the region's middle row by bytes.
+    pub async fn split(&self, target: &str, point: Option<Bytes>) -> Result<()> {
+        self.inner
+            .master()
+            .split(pb::SplitRequest {
+                target: target.to_string(),
+                split_point: point,
+            })
+            .await?;
+        Ok(())
+    }
+
+    /// Load of every server and region.
+    pub async fn cluster_status(&self) -> Result<ClusterStatus> {
+        Ok(self
+            .inner
+            .master()
+            .get_cluster_status(pb::Empty {})
+            .await?
+            .into_inner())
+    }
+}

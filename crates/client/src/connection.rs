@@ -1,0 +1,235 @@
+//! A connection to a ferrobase cluster: a channel to the master, a pool of
+//! `hbase.client.ipc.pool.size` channels per region server (spread round
+//! robin), the region location cache, and the retry policy.
+//!
+//! The location cache is filled from the master and dropped for a table
+//! when a call says the region is not served there (or the server is
+//! unreachable). This module never interprets rows.
+
+use crate::admin::Admin;
+use crate::error::{ClientError, Result};
+use crate::table::Table;
+use bytes::Bytes;
+use ferrobase_proto::pb::{
+    self, master_client::MasterClient, region_server_client::RegionServerClient,
+};
+use ferrobase_types::Settings;
+use parking_lot::{Mutex, RwLock};
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+use tonic::transport::{Channel, Endpoint};
+
+/// Largest message sent or received.
+const MAX_MESSAGE_BYTES: usize = 256 * 1024 * 1024;
+
+/// HBase's `RETRY_BACKOFF`: multiples of `hbase.client.pause`.
+const RETRY_BACKOFF: [u64; 13] = [1, 2, 3, 5, 10, 20, 40, 100, 100, 100, 100, 200, 200];
+
+/// Where one region is online.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RegionLocation {
+    pub region_id: u64,
+    pub table: String,
+    pub start_key: Bytes,
+    pub end_key: Bytes,
+    pub server: String,
+}
+
+impl RegionLocation {
+    fn from_pb(r: pb::RegionLocation) -> RegionLocation {
+        RegionLocation {
+            region_id: r.region_id,
+            table: r.table,
+            start_key: r.start_key,
+            end_key: r.end_key,
+            server: r.server,
+        }
+    }
+
+    /// True when `row` is in this region.
+    pub fn contains(&self, row: &[u8]) -> bool {
+        row >= &self.start_key[..] && (self.end_key.is_empty() || row < &self.end_key[..])
+    }
+}
+
+struct ServerChannels {
+    clients: Vec<RegionServerClient<Channel>>,
+    next: AtomicUsize,
+}
+
+pub(crate) struct Inner {
+    pub(crate) settings: Settings,
+    master: MasterClient<Channel>,
+    servers: Mutex<HashMap<String, Arc<ServerChannels>>>,
+    locations: RwLock<HashMap<String, Arc<Vec<RegionLocation>>>>,
+}
+
+/// A connection; cheap to clone, shared by every [`Table`] and [`Admin`].
+#[derive(Clone)]
+pub struct Connection {
+    pub(crate) inner: Arc<Inner>,
+}
+
+fn channel(address: &str) -> Result<Channel> {
+    let uri = if address.contains("://") {
+        address.to_string()
+    } else {
+        format!("http://{address}")
+    };
+    Ok(Endpoint::from_shared(uri)
+        .map_err(|e| ClientError::Invalid(format!("bad address '{address}': {e}")))?
+        .tcp_nodelay(true)
+        .connect_timeout(Duration::from_secs(5))
+        .http2_adaptive_window(true)
+        .connect_lazy())
+}
+
+impl Connection {
+    /// Connects to the master at `address` (`host:port`); channels are
+    /// opened lazily, so this fails only on a malformed address.
+    pub fn connect(address: &str, settings: Settings) -> Result<Connection> {
+        let master = MasterClient::new(channel(address)?)
+            .max_decoding_message_size(MAX_MESSAGE_BYTES)
+            .max_encoding_message_size(MAX_MESSAGE_BYTES);
+        Ok(Connection {
+            inner: Arc::new(Inner {
+                settings,
+                master,
+                servers: Mutex::new(HashMap::new()),
+                locations: RwLock::new(HashMap::new()),
+            }),
+        })
+    }
+
+    /// A handle on table `name` (no call is made).
+    pub fn table(&self, name: &str) -> Table {
+        Table::new(self.inner.clone(), name)
+    }
+
+    /// The admin API.
+    pub fn admin(&self) -> Admin {
+        Admin::new(self.inner.clone())
+    }
+
+    /// The settings the connection runs with.
+    pub fn settings(&self) -> &Settings {
+        &self.inner.settings
+    }
+}
+
+impl Inner {
+    pub(crate) fn master(&self) -> MasterClient<Channel> {
+        self.master.clone()
+    }
+
+    /// A client for the region server at `address`, round robin over its
+    /// channel pool.
+    pub(crate) fn region_server(&self, address: &str) -> Result<RegionServerClient<Channel>> {
+        let pool = {
+            let mut servers = self.servers.lock();
+            match servers.get(address) {
+                Some(p) => p.clone(),
+                None => {
+                    let n = self.settings.client_ipc_pool_size.max(1);
+                    let clients = (0..n)
+                        .map(|_| {
+                            channel(address).map(|c| {
+                                RegionServerClient::new(c)
+                                    .max_decoding_message_size(MAX_MESSAGE_BYTES)
+                                    .max_encoding_message_size(MAX_MESSAGE_BYTES)
+                            })
+                        })
+                        .collect::<Result<Vec<_>>>()?;
+                    let p = Arc::new(ServerChannels {
+                        clients,
+                        next: AtomicUsize::new(0),
+                    });
+                    servers.insert(address.to_string(), p.clone());
+                    p
+                }
+            }
+        };
+        let i = pool.next.fetch_add(1, Ordering::Relaxed) % pool.clients.len();
+        Ok(pool.clients[i].clone())
+    }
+
+    /// Every region of `table`, from the cache or the master.
+    pub(crate) async fn regions(&self, table: &str) -> Result<Arc<Vec<RegionLocation>>> {
+        if let Some(l) = self.locations.read().get(table) {
+            return Ok(l.clone());
+        }
+        let resp = self
+            .master()
+            .locate(pb::TableName {
+                name: table.to_string(),
+            })
+            .await?
+            .into_inner();
+        let locs: Arc<Vec<RegionLocation>> = Arc::new(
+            resp.regions
+                .into_iter()
+                .map(RegionLocation::from_pb)
+                .collect(),
+        );
+        if locs.iter().any(|l| l.server.is_empty()) {
+            return Err(ClientError::Server {
+                code: ferrobase_proto::ErrorCode::RegionNotServing,
+                message: format!("a region of '{table}' is not assigned"),
+            });
+        }
+        self.locations
+            .write()
+            .insert(table.to_string(), locs.clone());
+        Ok(locs)
+    }
+
+    /// The region of `table` holding `row`.
+    pub(crate) async fn locate(&self, table: &str, row: &[u8]) -> Result<RegionLocation> {
+        let regions = self.regions(table).await?;
+        let i = regions.partition_point(|r| &r.start_key[..] <= row);
+        regions
+            .get(i.saturating_sub(1))
+            .filter(|r| r.contains(row))
+            .cloned()
+            .ok_or_else(|| ClientError::Invalid(format!("no region of '{table}' holds the row")))
+    }
+
+    /// Forgets the cached locations of `table`.
+    pub(crate) fn invalidate(&self, table: &str) {
+        self.locations.write().remove(table);
+    }
+
+    /// The pause before retry number `attempt` (0-based).
+    pub(crate) fn backoff(&self, attempt: usize) -> Duration {
+        let mult = RETRY_BACKOFF[attempt.min(RETRY_BACKOFF.len() - 1)];
+        Duration::from_millis(self.settings.client_pause_ms.saturating_mul(mult))
+    }
+
+    /// Runs `call` until it succeeds, fails for good, or
+    /// `hbase.client.retries.number` retries are spent; drops the location
+    /// cache of `table` when a region was not where the cache said.
+    pub(crate) async fn retry<T, F, Fut>(&self, table: &str, mut call: F) -> Result<T>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T>>,
+    {
+        let mut attempt = 0;
+        loop {
+            match call().await {
+                Ok(v) => return Ok(v),
+                Err(e) if e.retryable() && attempt < self.settings.client_retries => {
+                    if e.stale_location() {
+                        self.invalidate(table);
+                    }
+                    tracing::debug!(table, attempt, error = %e, "retrying");
+                    tokio::time::sleep(self.backoff(attempt)).await;
+                    attempt += 1;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}

@@ -1,0 +1,67 @@
+//! The client's errors: a server error with its stable [`ErrorCode`], or a
+//! transport failure. This module decides nothing about retries beyond
+//! [`ClientError::retryable`].
+
+use ferrobase_proto::ErrorCode;
+
+/// A failed client call.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ClientError {
+    /// The server answered with an error.
+    #[error("{code}: {message}")]
+    Server { code: ErrorCode, message: String },
+    /// The server could not be reached.
+    #[error("cannot reach {address}: {message}")]
+    Transport { address: String, message: String },
+    /// The call was wrong before it was sent.
+    #[error("invalid call: {0}")]
+    Invalid(String),
+    /// A reply did not parse.
+    #[error("malformed reply: {0}")]
+    Malformed(String),
+}
+
+/// Result with [`ClientError`].
+pub type Result<T, E = ClientError> = std::result::Result<T, E>;
+
+impl ClientError {
+    /// The server's code, if the server answered.
+    pub fn code(&self) -> Option<ErrorCode> {
+        match self {
+            ClientError::Server { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+
+    /// True when the same call may succeed later.
+    pub fn retryable(&self) -> bool {
+        match self {
+            ClientError::Server { code, .. } => code.retryable(),
+            ClientError::Transport { .. } => true,
+            _ => false,
+        }
+    }
+
+    /// True when the cached region location is stale.
+    pub fn stale_location(&self) -> bool {
+        matches!(
+            self.code(),
+            Some(ErrorCode::RegionNotServing | ErrorCode::WrongRegion)
+        ) || matches!(self, ClientError::Transport { .. })
+    }
+}
+
+impl From<tonic::Status> for ClientError {
+    fn from(s: tonic::Status) -> ClientError {
+        ClientError::Server {
+            code: ferrobase_proto::error_code::code_of(&s),
+            message: s.message().to_string(),
+        }
+    }
+}
+
+impl From<ferrobase_proto::cellblock::CellBlockError> for ClientError {
+    fn from(e: ferrobase_proto::cellblock::CellBlockError) -> ClientError {
+        ClientError::Malformed(e.to_string())
+    }
+}

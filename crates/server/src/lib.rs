@@ -1,0 +1,26 @@
+//! ferrobase's servers: the region server (regions on one engine, RPC
+//! handler pool, scanner leases, row locks), the master (DDL, meta,
+//! assignment, cluster status), the coordination trait between them, the
+//! gRPC services, and standalone mode that runs them all in one process.
+//!
+//! Layout: [`region_server`], [`master`], [`meta`], [`coordination`],
+//! [`service`], [`standalone`]; helpers [`handler_pool`],
+//! [`scanner_leases`], [`row_lock`], [`splits`], [`error`]. This crate
+//! never reaches into the engine's internals: only the storage crate's
+//! public API.
+
+pub mod coordination;
+pub mod error;
+pub mod handler_pool;
+pub mod master;
+pub mod meta;
+pub mod region_server;
+pub mod row_lock;
+pub mod scanner_leases;
+pub mod service;
+pub mod split;
+pub mod splits;
+pub mod standalone;
+
+pub use error::{Result, ServerError};
+pub use standalone::Standalone;

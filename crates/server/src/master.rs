@@ -1,0 +1,525 @@
+//! The master: DDL, region assignment and cluster status.
+//!
+//! The master owns the meta (through [`MetaStore`]) and decides which
+//! server holds each region; it reaches region servers only through
+//! [`Coordination`], never by touching an engine. DDL calls are serialized
+//! by one lock; every method is synchronous and may do I/O.
+
+use crate::coordination::{Coordination, RegionServerAdmin};
+use crate::error::{Result, ServerError};
+use crate::meta::{MetaStore, TableMeta};
+use crate::splits;
+use ferrobase_proto::{ErrorCode, pb, schema};
+use ferrobase_storage::RegionInfo;
+use ferrobase_types::TableDescriptor;
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The master.
+pub struct Master {
+    meta: MetaStore,
+    coordination: Arc<dyn Coordination>,
+    /// Region id → server address, for online regions.
+    assignments: Mutex<HashMap<u64, String>>,
+    ddl: Mutex<()>,
+    data_dir: PathBuf,
+    stopping: std::sync::atomic::AtomicBool,
+}
+
+impl Master {
+    /// Loads the meta from `dir` and assigns every region of every enabled
+    /// table. `data_dir` is where region servers keep `data/<table>`.
+    pub fn start(
+        dir: &Path,
+        data_dir: &Path,
+        coordination: Arc<dyn Coordination>,
+    ) -> Result<Master> {
+        let master = Master {
+            meta: MetaStore::open(dir)?,
+            coordination,
+            assignments: Mutex::new(HashMap::new()),
+            ddl: Mutex::new(()),
+            data_dir: data_dir.to_path_buf(),
+            stopping: std::sync::atomic::AtomicBool::new(false),
+        };
+        for t in master.meta.snapshot().tables.values() {
+            if t.enabled {
+                master.assign(t)?;
+            }
+        }
+        Ok(master)
+    }
+
+    fn server(&self) -> Result<Arc<dyn RegionServerAdmin>> {
+        self.coordination
+            .live_servers()
+            .into_iter()
+            .next()
+            .ok_or_else(|| ServerError::new(ErrorCode::RegionNotServing, "no live region server"))
+    }
+
+    fn assign(&self, t: &TableMeta) -> Result<()> {
+        let server = self.server()?;
+        for r in &t.regions {
+            server.open_region(&t.descriptor, r)?;
+            self.assignments.lock().insert(r.id, server.address());
+        }
+        Ok(())
+    }
+
+    fn unassign(&self, t: &TableMeta) -> Result<()> {
+        let server = self.server()?;
+        for r in &t.regions {
+            self.assignments.lock().remove(&r.id);
+            server.close_region(r.id)?;
+        }
+        Ok(())
+    }
+
+    fn table(&self, name: &str) -> Result<TableMeta> {
+        self.meta
+            .table(name)
+            .ok_or_else(|| ServerError::no_table(name))
+    }
+
+    fn remove_data(&self, table: &str, regions: &[RegionInfo]) -> Result<()> {
+        for r in regions {
+            let dir = self.data_dir.join(table).join(r.dir_name());
+            match std::fs::remove_dir_all(&dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(ServerError::new(
+                        ErrorCode::Io,
+                        format!("removing {}: {e}", dir.display()),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Creates a table, pre-split by `splits` or `num_regions` + `algo`.
+    pub fn create_table(&self, req: pb::CreateTableRequest) -> Result<()> {
+        let schema = req
+            .schema
+            .ok_or_else(|| ServerError::new(ErrorCode::InvalidRequest, "create needs a schema"))?;
+        let descriptor = schema::table_from_pb(&schema)?;
+        let keys = if !req.splits.is_empty() {
+            splits::check_splits(req.splits.iter().map(|s| s.to_vec()).collect())?
+        } else if req.num_regions > 1 {
+            splits::split_keys(&req.split_algo, req.num_regions)?
+        } else {
+            Vec::new()
+        };
+        let _ddl = self.ddl.lock();
+        let name = descriptor.name.clone();
+        let t = self.meta.update(|m| {
+            if m.tables.contains_key(&name) {
+                return Err(ServerError::new(
+                    ErrorCode::TableExists,
+                    format!("table '{name}' already exists"),
+                ));
+            }
+            let t = TableMeta {
+                regions: regions_for(m, &name, &keys),
+                descriptor,
+                enabled: true,
+            };
+            m.tables.insert(name.clone(), t.clone());
+            Ok(t)
+        })?;
+        self.assign(&t)
+    }
+
+    /// Every table name.
+    pub fn list_tables(&self) -> Vec<String> {
+        self.meta.snapshot().tables.keys().cloned().collect()
+    }
+
+    /// A table's schema, state and regions.
+    pub fn describe(&self, name: &str) -> Result<pb::DescribeResponse> {
+        let t = self.table(name)?;
+        Ok(pb::DescribeResponse {
+            schema: Some(schema::table_to_pb(&t.descriptor)),
+            enabled: t.enabled,
+            regions: self.locations(&t),
+        })
+    }
+
+    /// True when the table exists.
+    pub fn exists(&self, name: &str) -> bool {
+        self.meta.table(name).is_some()
+    }
+
+    /// True when the table is enabled.
+    pub fn is_enabled(&self, name: &str) -> Result<bool> {
+        Ok(self.table(name)?.enabled)
+    }
+
+    /// Takes every region of the table offline.
+    pub fn disable(&self, name: &str) -> Result<()> {
+        let _ddl = self.ddl.lock();
+        let t = self.table(name)?;
+        if !t.enabled {
+            return Err(ServerError::new(
+                ErrorCode::TableDisabled,
+                format!("table '{name}' is already disabled"),
+            ));
+        }
+        self.unassign(&t)?;
+        self.set_enabled(name, false)
+    }
+
+    /// Brings every region of the table online.
+    pub fn enable(&self, name: &str) -> Result<()> {
+        let _ddl = self.ddl.lock();
+        let t = self.table(name)?;
+        if t.enabled {
+            return Err(ServerError::new(
+                ErrorCode::TableEnabled,
+                format!("table '{name}' is already enabled"),
+            ));
+        }
+        self.set_enabled(name, true)?;
+        self.assign(&t)
+    }
+
+    fn set_enabled(&self, name: &str, enabled: bool) -> Result<()> {
+        self.meta.update(|m| {
+            if let Some(t) = m.tables.get_mut(name) {
+                t.enabled = enabled;
+            }
+            Ok(())
+        })
+    }
+
+    /// Adds, modifies or deletes families; an enabled table's regions are
+    /// reopened with the new schema.
+    pub fn alter(&self, req: pb::AlterTableRequest) -> Result<()> {
+        let _ddl = self.ddl.lock();
+        let t = self.table(&req.table)?;
+        let mut d: TableDescriptor = t.descriptor.clone();
+        for f in &req.modify {
+            match d.families.iter_mut().find(|x| x.name == f.name) {
+                Some(existing) => schema::apply_family(existing, f)?,
+                None => d.families.push(schema::family_from_pb(f)?),
+            }
+        }
+        for name in &req.delete {
+            let before = d.families.len();
+            d.families.retain(|f| &f.name != name);
+            if d.families.len() == before {
+                return Err(ServerError::new(
+                    ErrorCode::FamilyNotFound,
+                    format!("table '{}' has no column family '{name}'", req.table),
+                ));
+            }
+        }
+        let d = TableDescriptor::new(&d.name, d.families.clone()).map(|mut n| {
+            n.durability = d.durability;
+            n
+        })?;
+        if t.enabled {
+            self.unassign(&t)?;
+        }
+        for name in &req.delete {
+            for r in &t.regions {
+                let dir = self
+                    .data_dir
+                    .join(&t.descriptor.name)
+                    .join(r.dir_name())
+                    .join(name);
+                let _ = std::fs::remove_dir_all(dir);
+            }
+        }
+        let new = self.meta.update(|m| {
+            let entry = m
+                .tables
+                .get_mut(&req.table)
+                .ok_or_else(|| ServerError::no_table(&req.table))?;
+            entry.descriptor = d;
+            Ok(entry.clone())
+        })?;
+        if new.enabled {
+            self.assign(&new)?;
+        }
+        Ok(())
+    }
+
+    /// Deletes a disabled table and its data.
+    pub fn drop_table(&self, name: &str) -> Result<()> {
+        let _ddl = self.ddl.lock();
+        let t = self.table(name)?;
+        if t.enabled {
+            return Err(ServerError::new(
+                ErrorCode::TableNotDisabled,
+                format!("table '{name}' is enabled; disable it before dropping it"),
+            ));
+        }
+        self.meta.update(|m| {
+            m.tables.remove(name);
+            Ok(())
+        })?;
+        self.remove_data(name, &t.regions)?;
+        let _ = std::fs::remove_dir(self.data_dir.join(name));
+        Ok(())
+    }
+
+    /// Deletes every row, keeping the schema and the split points; the
+    /// table is enabled afterwards (as HBase's `truncate_preserve`).
+    pub fn truncate(&self, name: &str) -> Result<()> {
+        let _ddl = self.ddl.lock();
+        let t = self.table(name)?;
+        if t.enabled {
+            self.unassign(&t)?;
+        }
+        let keys: Vec<Vec<u8>> = t
+            .regions
+            .iter()
+            .skip(1)
+            .map(|r| r.start_key.clone())
+            .collect();
+        let new = self.meta.update(|m| {
+            let regions = regions_for(m, name, &keys);
+            let entry = m
+                .tables
+                .get_mut(name)
+                .ok_or_else(|| ServerError::no_table(name))?;
+            entry.regions = regions;
+            entry.enabled = true;
+            Ok(entry.clone())
+        })?;
+        self.remove_data(name, &t.regions)?;
+        self.assign(&new)
+    }
+
+    /// Where the table's regions are online.
+    pub fn locate(&self, name: &str) -> Result<Vec<pb::RegionLocation>> {
+        let t = self.table(name)?;
+        if !t.enabled {
+            return Err(ServerError::new(
+                ErrorCode::TableDisabled,
+                format!("table '{name}' is disabled"),
+            ));
+        }
+        Ok(self.locations(&t))
+    }
+
+    fn locations(&self, t: &TableMeta) -> Vec<pb::RegionLocation> {
+        let a = self.assignments.lock();
+        t.regions
+            .iter()
+            .map(|r| pb::RegionLocation {
+                region_id: r.id,
+                table: r.table.clone(),
+                start_key: r.start_key.clone().into(),
+                end_key: r.end_key.clone().into(),
+                server: a.get(&r.id).cloned().unwrap_or_default(),
+            })
+            .collect()
+    }
+
+    fn targets(&self, target: &str) -> Result<Vec<u64>> {
+        if let Some(t) = self.meta.table(target) {
+            if !t.enabled {
+                return Err(ServerError::new(
+                    ErrorCode::TableDisabled,
+                    format!("table '{target}' is disabled"),
+                ));
+            }
+            return Ok(t.regions.iter().map(|r| r.id).collect());
+        }
+        match target.parse::<u64>() {
+            Ok(id) if self.assignments.lock().contains_key(&id) => Ok(vec![id]),
+            _ => Err(ServerError::no_table(target)),
+        }
+    }
+
+    /// Flushes a table's (or one region's) memstores and waits.
+    pub fn flush(&self, target: &str) -> Result<()> {
+        let server = self.server()?;
+        for id in self.targets(target)? {
+            server.flush_region(id)?;
+        }
+        Ok(())
+    }
+
+    /// Compacts a table (or one region) and waits.
+    pub fn compact(&self, target: &str, major: bool) -> Result<()> {
+        let server = self.server()?;
+        for id in self.targets(target)? {
+            server.compact_region(id, major)?;
+        }
+        Ok(())
+    }
+
+    /// Splits a region in two: `target` is a table (the region holding
+    /// `point`, or the largest region) or a region id as text; without a
+    /// point, the region's middle row by bytes.
+    pub fn split(&self, target: &str, point: Option<Vec<u8>>) -> Result<()> {
+        let _ddl = self.ddl.lock();
+        if self.stopping.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(ServerError::new(
+                ErrorCode::RegionNotServing,
+                "the master is stopping",
+            ));
+        }
+        let (t, parent) = self.split_target(target, point.as_deref())?;
+        if let Some(p) = &point
+            && (!parent.contains_row(p) || p == &parent.start_key)
+        {
+            return Err(ServerError::new(
+                ErrorCode::InvalidRequest,
+                format!(
+                    "split point is not inside region {} (or is its start key)",
+                    parent.name()
+                ),
+            ));
+        }
+        let server = self.server()?;
+        let point = match point {
+            Some(p) => p,
+            None => server.split_point(&t.descriptor, &parent)?,
+        };
+        let table = t.descriptor.name.clone();
+        let daughters = self.meta.update(|m| {
+            let lower = RegionInfo {
+                id: m.allocate_region_id(),
+                table: table.clone(),
+                start_key: parent.start_key.clone(),
+                end_key: point.clone(),
+            };
+            let upper = RegionInfo {
+                id: m.allocate_region_id(),
+                table: table.clone(),
+                start_key: point.clone(),
+                end_key: parent.end_key.clone(),
+            };
+            Ok([lower, upper])
+        })?;
+        if let Err(e) = server.split_region(&t.descriptor, &parent, &daughters) {
+            let _ = server.abort_split(&t.descriptor, &parent);
+            return Err(e);
+        }
+        let published = self.meta.update(|m| {
+            let entry = m
+                .tables
+                .get_mut(&table)
+                .ok_or_else(|| ServerError::no_table(&table))?;
+            let i = entry
+                .regions
+                .iter()
+                .position(|r| r.id == parent.id)
+                .ok_or_else(|| ServerError::not_serving(parent.id))?;
+            entry.regions.splice(i..=i, daughters.iter().cloned());
+            Ok(())
+        });
+        if let Err(e) = published {
+            let _ = server.abort_split(&t.descriptor, &parent);
+            return Err(e);
+        }
+        self.assignments.lock().remove(&parent.id);
+        for d in &daughters {
+            server.open_region(&t.descriptor, d)?;
+            self.assignments.lock().insert(d.id, server.address());
+        }
+        self.remove_data(&table, std::slice::from_ref(&parent))?;
+        tracing::info!(parent = %parent.name(), point = ?point, "split region");
+        Ok(())
+    }
+
+    fn split_target(&self, target: &str, point: Option<&[u8]>) -> Result<(TableMeta, RegionInfo)> {
+        let meta = self.meta.snapshot();
+        let found = match meta.tables.get(target) {
+            Some(t) => {
+                let region = match point {
+                    Some(p) => t.regions.iter().find(|r| r.contains_row(p)).cloned(),
+                    None => {
+                        let load = self.cluster_status();
+                        let size = |id: u64| {
+                            load.servers
+                                .iter()
+                                .flat_map(|s| &s.regions)
+                                .find(|r| r.region_id == id)
+                                .map(|r| r.store_file_bytes + r.memstore_bytes)
+                                .unwrap_or(0)
+                        };
+                        t.regions.iter().max_by_key(|r| size(r.id)).cloned()
+                    }
+                };
+                region.map(|r| (t.clone(), r))
+            }
+            None => target.parse::<u64>().ok().and_then(|id| {
+                meta.tables.values().find_map(|t| {
+                    t.regions
+                        .iter()
+                        .find(|r| r.id == id)
+                        .map(|r| (t.clone(), r.clone()))
+                })
+            }),
+        };
+        let (t, r) = found.ok_or_else(|| ServerError::no_table(target))?;
+        if !t.enabled {
+            return Err(ServerError::new(
+                ErrorCode::TableDisabled,
+                format!("table '{}' is disabled", t.descriptor.name),
+            ));
+        }
+        Ok((t, r))
+    }
+
+    /// Splits every region whose store files pass `max_filesize`
+    /// (`hbase.hregion.max.filesize`); returns how many were split.
+    pub fn split_oversized(&self, max_filesize: u64) -> usize {
+        let mut split = 0;
+        let load = self.cluster_status();
+        let assigned: Vec<u64> = self.assignments.lock().keys().copied().collect();
+        for r in load.servers.iter().flat_map(|s| &s.regions) {
+            if r.store_file_bytes > max_filesize && assigned.contains(&r.region_id) {
+                match self.split(&r.region_id.to_string(), None) {
+                    Ok(()) => split += 1,
+                    Err(e) => tracing::debug!(region = %r.name, error = %e, "no automatic split"),
+                }
+            }
+        }
+        split
+    }
+
+    /// Refuses further splits and waits for a running DDL call or split.
+    pub fn stop(&self) {
+        self.stopping
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        drop(self.ddl.lock());
+    }
+
+    /// Every server's load.
+    pub fn cluster_status(&self) -> pb::ClusterStatus {
+        pb::ClusterStatus {
+            servers: self
+                .coordination
+                .live_servers()
+                .iter()
+                .map(|s| s.load())
+                .collect(),
+            tables: self.meta.snapshot().tables.len() as u32,
+        }
+    }
+}
+
+fn regions_for(m: &mut crate::meta::MetaState, table: &str, keys: &[Vec<u8>]) -> Vec<RegionInfo> {
+    let mut bounds = vec![Vec::new()];
+    bounds.extend(keys.iter().cloned());
+    bounds.push(Vec::new());
+    bounds
+        .windows(2)
+        .map(|w| RegionInfo {
+            id: m.allocate_region_id(),
+            table: table.to_string(),
+            start_key: w[0].clone(),
+            end_key: w[1].clone(),
+        })
+        .collect()
+}

@@ -1,0 +1,148 @@
+//! The meta store: table descriptors, enabled state and region list of
+//! every table, persisted in one file under the data directory.
+//!
+//! Every change is written whole and atomically (write a temp file, fsync,
+//! rename, fsync the directory), so a crash leaves the old or the new meta,
+//! never a mix. This module never opens regions; the master does.
+
+use crate::error::{Result, ServerError};
+use ferrobase_proto::ErrorCode;
+use ferrobase_storage::RegionInfo;
+use ferrobase_types::TableDescriptor;
+use parking_lot::Mutex;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// File name of the meta under the data directory.
+pub const META_FILE: &str = "meta.json";
+
+/// One table's entry.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TableMeta {
+    pub descriptor: TableDescriptor,
+    pub enabled: bool,
+    /// Regions in row order.
+    pub regions: Vec<RegionInfo>,
+}
+
+/// Everything the meta holds.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct MetaState {
+    pub next_region_id: u64,
+    pub tables: BTreeMap<String, TableMeta>,
+}
+
+impl MetaState {
+    /// A fresh region id.
+    pub fn allocate_region_id(&mut self) -> u64 {
+        self.next_region_id += 1;
+        self.next_region_id
+    }
+}
+
+/// The persisted meta.
+pub struct MetaStore {
+    path: PathBuf,
+    state: Mutex<MetaState>,
+}
+
+fn io_err(path: &Path, e: std::io::Error) -> ServerError {
+    ServerError::new(ErrorCode::Io, format!("meta {}: {e}", path.display()))
+}
+
+impl MetaStore {
+    /// Loads the meta in `dir`, or starts an empty one.
+    pub fn open(dir: &Path) -> Result<MetaStore> {
+        std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
+        let path = dir.join(META_FILE);
+        let state = match std::fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+                ServerError::new(
+                    ErrorCode::Corruption,
+                    format!("meta {} does not parse: {e}", path.display()),
+                )
+            })?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => MetaState::default(),
+            Err(e) => return Err(io_err(&path, e)),
+        };
+        Ok(MetaStore {
+            path,
+            state: Mutex::new(state),
+        })
+    }
+
+    /// A copy of the current state.
+    pub fn snapshot(&self) -> MetaState {
+        self.state.lock().clone()
+    }
+
+    /// One table's entry.
+    pub fn table(&self, name: &str) -> Option<TableMeta> {
+        self.state.lock().tables.get(name).cloned()
+    }
+
+    /// Applies `change` to a copy, persists it, then publishes it; on any
+    /// error the meta is unchanged.
+    pub fn update<R>(&self, change: impl FnOnce(&mut MetaState) -> Result<R>) -> Result<R> {
+        let mut st = self.state.lock();
+        let mut next = st.clone();
+        let r = change(&mut next)?;
+        self.persist(&next)?;
+        *st = next;
+        Ok(r)
+    }
+
+    fn persist(&self, state: &MetaState) -> Result<()> {
+        let bytes = serde_json::to_vec_pretty(state)
+            .map_err(|e| ServerError::new(ErrorCode::Internal, e.to_string()))?;
+        let tmp = self.path.with_extension("json.tmp");
+        let mut f = std::fs::File::create(&tmp).map_err(|e| io_err(&tmp, e))?;
+        f.write_all(&bytes).map_err(|e| io_err(&tmp, e))?;
+        f.sync_all().map_err(|e| io_err(&tmp, e))?;
+        drop(f);
+        std::fs::rename(&tmp, &self.path).map_err(|e| io_err(&self.path, e))?;
+        if let Some(dir) = self.path.parent()
+            && let Ok(d) = std::fs::File::open(dir)
+        {
+            d.sync_all().map_err(|e| io_err(dir, e))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use ferrobase_types::FamilyDescriptor;
+
+    #[test]
+    fn survives_reopen_and_failed_updates_change_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = MetaStore::open(dir.path()).unwrap();
+        m.update(|s| {
+            let id = s.allocate_region_id();
+            let d = TableDescriptor::new("t", vec![FamilyDescriptor::new("f").unwrap()]).unwrap();
+            s.tables.insert(
+                "t".into(),
+                TableMeta {
+                    descriptor: d,
+                    enabled: true,
+                    regions: vec![RegionInfo::whole_table(id, "t")],
+                },
+            );
+            Ok(())
+        })
+        .unwrap();
+        let r: Result<()> = m.update(|s| {
+            s.tables.clear();
+            Err(ServerError::new(ErrorCode::Internal, "no"))
+        });
+        assert!(r.is_err());
+        drop(m);
+        let m = MetaStore::open(dir.path()).unwrap();
+        assert_eq!(m.table("t").unwrap().regions[0].id, 1);
+    }
+}

@@ -1,0 +1,412 @@
+//! The region server: hosts regions on one [`Engine`] (one WAL, one set of
+//! flush and compaction pools, one memstore budget for all of them) and
+//! answers reads and writes for them.
+//!
+//! Every method here is synchronous engine work, meant to run on a handler
+//! of the [`HandlerPool`]; the gRPC layer (`service::region`) does the
+//! admission. This module never changes the meta: the master tells it which
+//! regions to open and close.
+
+use crate::error::{Result, ServerError};
+use crate::handler_pool::HandlerPool;
+use crate::row_lock::RowLocks;
+use crate::scanner_leases::ScannerLeases;
+use bytes::Bytes;
+use ferrobase_proto::ErrorCode;
+use ferrobase_proto::cellblock;
+use ferrobase_proto::pb;
+use ferrobase_storage::{Engine, Get, Region, RegionInfo, Scan};
+use ferrobase_types::{Cell, CellType, RowMutation, Settings, TableDescriptor};
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// One region server.
+pub struct RegionServer {
+    engine: Arc<Engine>,
+    address: parking_lot::RwLock<String>,
+    pool: HandlerPool,
+    scanners: ScannerLeases,
+    locks: RowLocks,
+    /// Regions open here but not serving (being split).
+    offline: parking_lot::Mutex<std::collections::HashSet<u64>>,
+}
+
+impl RegionServer {
+    /// Opens the engine on `dir`.
+    pub fn open(dir: &Path, settings: Settings) -> Result<Arc<RegionServer>> {
+        let handlers = settings.handler_count.max(1);
+        let queue = match settings.ipc_max_callqueue_length {
+            0 => handlers * 10,
+            n => n,
+        };
+        let timeout = Duration::from_millis(settings.scanner_timeout_ms.max(1));
+        let engine = Engine::open(dir, settings)?;
+        Ok(Arc::new(RegionServer {
+            engine,
+            address: parking_lot::RwLock::new(String::new()),
+            pool: HandlerPool::new(handlers, queue),
+            scanners: ScannerLeases::new(timeout),
+            locks: RowLocks::default(),
+            offline: parking_lot::Mutex::new(Default::default()),
+        }))
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    /// The handler pool.
+    pub fn pool(&self) -> &HandlerPool {
+        &self.pool
+    }
+
+    /// The open scanners.
+    pub fn scanners(&self) -> &ScannerLeases {
+        &self.scanners
+    }
+
+    /// The address clients reach this server at.
+    pub fn address(&self) -> String {
+        self.address.read().clone()
+    }
+
+    /// Sets the address once the listener is bound.
+    pub fn set_address(&self, address: String) {
+        *self.address.write() = address;
+    }
+
+    /// Brings a region online.
+    pub fn open_region(&self, table: &TableDescriptor, info: RegionInfo) -> Result<()> {
+        let id = info.id;
+        self.engine.open_region(table, info)?;
+        self.mark_online(id);
+        Ok(())
+    }
+
+    /// Takes a region offline (flushing it) and closes its scanners.
+    pub fn close_region(&self, id: u64) -> Result<()> {
+        self.scanners.close_region(id);
+        if let Some(r) = self.engine.region(id) {
+            r.close()?;
+        }
+        Ok(())
+    }
+
+    /// Flushes a region and waits.
+    pub fn flush_region(&self, id: u64) -> Result<()> {
+        Ok(self.region(id)?.flush(true)?)
+    }
+
+    /// Compacts a region (all its files when `major`) and waits.
+    pub fn compact_region(&self, id: u64, major: bool) -> Result<()> {
+        Ok(self.region(id)?.compact(major)?)
+    }
+
+    /// Load of every online region.
+    pub fn load(&self) -> pb::ServerLoad {
+        let mut regions: Vec<pb::RegionLoad> = self
+            .engine
+            .regions()
+            .iter()
+            .map(|r| {
+                let s = r.status();
+                pb::RegionLoad {
+                    name: s.name,
+                    region_id: r.info().id,
+                    table: r.info().table.clone(),
+                    read_requests: s.read_requests,
+                    write_requests: s.write_requests,
+                    memstore_bytes: s.memstore_bytes,
+                    store_files: s.store_files,
+                    store_file_bytes: s.store_file_bytes,
+                }
+            })
+            .collect();
+        regions.sort_by(|a, b| a.name.cmp(&b.name));
+        pb::ServerLoad {
+            server: self.address(),
+            regions,
+            global_memstore_bytes: self.engine.stats().global_memstore_bytes,
+        }
+    }
+
+    /// Takes region `id` out of service (calls get REGION_NOT_SERVING).
+    pub fn mark_offline(&self, id: u64) {
+        self.offline.lock().insert(id);
+    }
+
+    /// Puts region `id` back in service.
+    pub fn mark_online(&self, id: u64) {
+        self.offline.lock().remove(&id);
+    }
+
+    /// True while region `id` is out of service.
+    pub fn is_offline(&self, id: u64) -> bool {
+        self.offline.lock().contains(&id)
+    }
+
+    fn region(&self, id: u64) -> Result<Arc<Region>> {
+        // Look the region up first, then check it is in service: a region
+        // reopened during a split is always marked before it is reopened.
+        match self.engine.region(id) {
+            Some(r) if !r.is_closed() && !self.is_offline(id) => Ok(r),
+            _ => Err(ServerError::not_serving(id)),
+        }
+    }
+
+    /// Reads `rows` of a region; one result row per requested row.
+    pub fn get(&self, region: u64, rows: &[Bytes], spec: Option<&pb::ReadSpec>) -> Result<Bytes> {
+        let r = self.region(region)?;
+        let mut results = Vec::with_capacity(rows.len());
+        for row in rows {
+            if row.is_empty() {
+                return Err(ServerError::new(ErrorCode::EmptyRow, "row key is empty"));
+            }
+            let mut g = Get::new(row.clone());
+            apply_spec(
+                &r,
+                spec,
+                &mut g.columns,
+                &mut g.max_versions,
+                &mut g.time_range,
+            )?;
+            results.push((row.clone(), r.get(&g)?));
+        }
+        Ok(cellblock::encode_results(
+            results.iter().map(|(row, c)| (&row[..], &c[..])),
+        ))
+    }
+
+    /// Applies row mutations to one region, atomically as one batch.
+    pub fn mutate(&self, region: u64, block: Bytes) -> Result<()> {
+        let r = self.region(region)?;
+        let mutations = cellblock::decode_mutations(block)?;
+        if mutations.is_empty() {
+            return Ok(());
+        }
+        r.mutate_batch(&mutations)?;
+        Ok(())
+    }
+
+    /// Opens or continues a scan; returns at most `caching` rows and about
+    /// `max_result_size` bytes.
+    pub fn scan(&self, req: pb::ScanRequest) -> Result<pb::ScanResponse> {
+        if req.scanner_id != 0 && req.close {
+            self.scanners.close(req.scanner_id);
+            return Ok(pb::ScanResponse {
+                scanner_id: req.scanner_id,
+                more: false,
+                ..Default::default()
+            });
+        }
+        let caching = if req.caching == 0 {
+            u32::MAX
+        } else {
+            req.caching
+        } as usize;
+        let fetch = |scanner: &mut ferrobase_storage::RegionScanner| -> Result<(Bytes, u32, bool)> {
+            let mut rows: Vec<(Bytes, Vec<Cell>)> = Vec::new();
+            let mut size = 0u64;
+            let mut more = true;
+            while rows.len() < caching {
+                match scanner.next_row()? {
+                    None => {
+                        more = false;
+                        break;
+                    }
+                    Some(cells) => {
+                        let Some(first) = cells.first() else { continue };
+                        size += cells
+                            .iter()
+                            .map(|c| (c.qualifier.len() + c.value.len() + 12) as u64)
+                            .sum::<u64>();
+                        rows.push((first.row.clone(), cells));
+                        if req.max_result_size > 0 && size >= req.max_result_size {
+                            break;
+                        }
+                    }
+                }
+            }
+            let n = rows.len() as u32;
+            let block = cellblock::encode_results(rows.iter().map(|(r, c)| (&r[..], &c[..])));
+            Ok((block, n, more))
+        };
+        if req.scanner_id == 0 {
+            let r = self.region(req.region_id)?;
+            let mut scan = Scan {
+                start_row: req.start_row.clone(),
+                stop_row: req.stop_row.clone(),
+                ..Scan::default()
+            };
+            apply_spec(
+                &r,
+                req.spec.as_ref(),
+                &mut scan.columns,
+                &mut scan.max_versions,
+                &mut scan.time_range,
+            )?;
+            let (start, stop) = r.info().clip(&scan.start_row, &scan.stop_row);
+            scan.start_row = start;
+            scan.stop_row = stop;
+            let mut scanner = r.scan(&scan)?;
+            let (cells, rows, more) = fetch(&mut scanner)?;
+            let scanner_id = if more && !req.close {
+                self.scanners.register(scanner, req.region_id)
+            } else {
+                0
+            };
+            return Ok(pb::ScanResponse {
+                scanner_id,
+                cells,
+                rows,
+                more: more && scanner_id != 0,
+            });
+        }
+        let lease = self.scanners.checkout(req.scanner_id)?;
+        let mut l = lease.lock();
+        let (cells, rows, more) = fetch(&mut l.scanner)?;
+        drop(l);
+        if !more {
+            self.scanners.close(req.scanner_id);
+        }
+        Ok(pb::ScanResponse {
+            scanner_id: req.scanner_id,
+            cells,
+            rows,
+            more,
+        })
+    }
+
+    /// Increment (8-byte big-endian amounts) or append, under the row lock;
+    /// returns the new cells.
+    pub fn read_modify_write(&self, region: u64, block: Bytes, append: bool) -> Result<Bytes> {
+        let r = self.region(region)?;
+        let mut mutations = cellblock::decode_mutations(block)?;
+        if mutations.len() != 1 {
+            return Err(ServerError::new(
+                ErrorCode::InvalidRequest,
+                "increment and append take exactly one row",
+            ));
+        }
+        let m = mutations.remove(0);
+        m.validate(self.engine.settings().keyvalue_max_size)?;
+        let _guard = self.locks.lock(region, &m.row);
+        let mut out = RowMutation::new(m.row.clone()).with_durability(m.durability);
+        let mut read = Get::new(m.row.clone());
+        for c in &m.mutations {
+            if c.kind != CellType::Put {
+                return Err(ServerError::new(
+                    ErrorCode::InvalidRequest,
+                    "increment and append take only puts",
+                ));
+            }
+            read.add_column(c.family.clone(), c.qualifier.clone());
+        }
+        let current = r.get(&read)?;
+        for c in &m.mutations {
+            let old = current
+                .iter()
+                .find(|x| x.family == c.family && x.qualifier == c.qualifier)
+                .map(|x| x.value.clone());
+            let new: Bytes = if append {
+                let mut v = old.map(|o| o.to_vec()).unwrap_or_default();
+                v.extend_from_slice(&c.value);
+                v.into()
+            } else {
+                let amount = be_i64(&c.value, "amount")?;
+                let base = match old {
+                    Some(o) => be_i64(&o, "stored value")?,
+                    None => 0,
+                };
+                Bytes::copy_from_slice(&base.wrapping_add(amount).to_be_bytes())
+            };
+            out = out.put(c.family.clone(), c.qualifier.clone(), new);
+        }
+        r.mutate(out)?;
+        let cells = r.get(&read)?;
+        Ok(cellblock::encode_results([(&m.row[..], &cells[..])]))
+    }
+
+    /// Applies `mutation` when the column holds `expected` (or is absent
+    /// when `expected` is `None`), under the row lock.
+    pub fn check_and_mutate(&self, req: pb::CheckAndMutateRequest) -> Result<bool> {
+        let r = self.region(req.region_id)?;
+        let mut mutations = cellblock::decode_mutations(req.mutation)?;
+        if mutations.len() != 1 || mutations[0].row != req.row {
+            return Err(ServerError::new(
+                ErrorCode::InvalidRequest,
+                "checkAndMutate takes one mutation of the checked row",
+            ));
+        }
+        let m = mutations.remove(0);
+        m.validate(self.engine.settings().keyvalue_max_size)?;
+        let _guard = self.locks.lock(req.region_id, &req.row);
+        let mut g = Get::new(req.row.clone());
+        g.add_column(req.family.clone(), req.qualifier.clone());
+        let cells = r.get(&g)?;
+        let current = cells.first().map(|c| &c.value);
+        let matches = match (&req.expected, current) {
+            (None, None) => true,
+            (Some(e), Some(c)) => e == c,
+            _ => false,
+        };
+        if matches {
+            r.mutate(m)?;
+        }
+        Ok(matches)
+    }
+}
+
+fn be_i64(v: &[u8], what: &str) -> Result<i64> {
+    let arr: [u8; 8] = v.try_into().map_err(|_| {
+        ServerError::new(
+            ErrorCode::InvalidRequest,
+            format!(
+                "increment {what} is {} bytes; it must be an 8-byte long",
+                v.len()
+            ),
+        )
+    })?;
+    Ok(i64::from_be_bytes(arr))
+}
+
+fn apply_spec(
+    region: &Region,
+    spec: Option<&pb::ReadSpec>,
+    columns: &mut std::collections::BTreeMap<Bytes, Option<BTreeSet<Bytes>>>,
+    max_versions: &mut u32,
+    time_range: &mut (u64, u64),
+) -> Result<()> {
+    let Some(spec) = spec else { return Ok(()) };
+    for c in &spec.columns {
+        if region.table().family(&c.family).is_none() {
+            return Err(ServerError::new(
+                ErrorCode::FamilyNotFound,
+                format!(
+                    "column family '{}' does not exist in table '{}'",
+                    String::from_utf8_lossy(&c.family),
+                    region.table().name
+                ),
+            ));
+        }
+        if c.qualifiers.is_empty() {
+            columns.insert(c.family.clone(), None);
+        } else {
+            let set: BTreeSet<Bytes> = c.qualifiers.iter().cloned().collect();
+            columns.insert(c.family.clone(), Some(set));
+        }
+    }
+    if spec.max_versions > 0 {
+        *max_versions = spec.max_versions;
+    }
+    let max = if spec.max_timestamp == 0 {
+        u64::MAX
+    } else {
+        spec.max_timestamp
+    };
+    *time_range = (spec.min_timestamp, max);
+    Ok(())
+}

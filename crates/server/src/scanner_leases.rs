@@ -1,0 +1,127 @@
+//! Server-side scanners and their leases
+//! (`hbase.client.scanner.timeout.period`).
+//!
+//! A scan that does not finish in one round trip leaves its
+//! [`RegionScanner`] here under an id. Each continuation renews the lease;
+//! a scanner not continued within the timeout is closed (by the reaper or
+//! at its next use) and the client gets [`ErrorCode::UnknownScanner`]. This
+//! module never reads rows itself.
+
+use crate::error::{Result, ServerError};
+use ferrobase_proto::ErrorCode;
+use ferrobase_storage::RegionScanner;
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// One open scanner.
+pub struct Lease {
+    pub scanner: RegionScanner,
+    pub region: u64,
+    last_used: Instant,
+}
+
+/// Open scanners by id.
+pub struct ScannerLeases {
+    next_id: AtomicU64,
+    timeout: Duration,
+    open: Mutex<HashMap<u64, Arc<Mutex<Lease>>>>,
+}
+
+impl ScannerLeases {
+    /// Leases lasting `timeout`.
+    pub fn new(timeout: Duration) -> ScannerLeases {
+        ScannerLeases {
+            next_id: AtomicU64::new(1),
+            timeout,
+            open: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The lease timeout.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Keeps `scanner` open; returns its id.
+    pub fn register(&self, scanner: RegionScanner, region: u64) -> u64 {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let lease = Lease {
+            scanner,
+            region,
+            last_used: Instant::now(),
+        };
+        self.open.lock().insert(id, Arc::new(Mutex::new(lease)));
+        id
+    }
+
+    /// The scanner `id`, its lease renewed; an error when it expired.
+    pub fn checkout(&self, id: u64) -> Result<Arc<Mutex<Lease>>> {
+        let lease = self.open.lock().get(&id).cloned();
+        let Some(lease) = lease else {
+            return Err(unknown(id));
+        };
+        let mut l = lease.lock();
+        if l.last_used.elapsed() > self.timeout {
+            drop(l);
+            self.open.lock().remove(&id);
+            return Err(unknown(id));
+        }
+        l.last_used = Instant::now();
+        drop(l);
+        Ok(lease)
+    }
+
+    /// Closes scanner `id` (no error if it is gone).
+    pub fn close(&self, id: u64) {
+        self.open.lock().remove(&id);
+    }
+
+    /// Closes every scanner of `region` (when it goes offline).
+    pub fn close_region(&self, region: u64) {
+        self.open.lock().retain(|_, l| match l.try_lock() {
+            Some(l) => l.region != region,
+            None => true,
+        });
+    }
+
+    /// Closes expired scanners that are not in use; returns how many.
+    pub fn reap(&self) -> usize {
+        let timeout = self.timeout;
+        let mut open = self.open.lock();
+        let before = open.len();
+        open.retain(|_, l| match l.try_lock() {
+            Some(l) => l.last_used.elapsed() <= timeout,
+            None => true,
+        });
+        before - open.len()
+    }
+
+    /// Scanners open now.
+    pub fn len(&self) -> usize {
+        self.open.lock().len()
+    }
+
+    /// True when no scanner is open.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+fn unknown(id: u64) -> ServerError {
+    ServerError::new(
+        ErrorCode::UnknownScanner,
+        format!(
+            "scanner {id} is unknown: its lease expired (hbase.client.scanner.timeout.period) or it was closed"
+        ),
+    )
+}
+
+impl ScannerLeases {
+    /// Closes every scanner (at shutdown).
+    pub fn reap_all(&self) {
+        self.open.lock().clear();
+    }
+}

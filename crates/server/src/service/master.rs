@@ -1,0 +1,107 @@
+//! The `Master` gRPC service over [`Master`].
+
+use super::blocking;
+use crate::master::Master;
+use ferrobase_proto::pb::{self, master_server};
+use std::sync::Arc;
+use tonic::{Request, Response, Status};
+
+/// The service.
+pub struct MasterService(pub Arc<Master>);
+
+type R<T> = Result<Response<T>, Status>;
+
+macro_rules! call {
+    ($self:ident, |$m:ident| $body:expr) => {{
+        let $m = $self.0.clone();
+        blocking(move || $body).await.map(Response::new)
+    }};
+}
+
+#[tonic::async_trait]
+impl master_server::Master for MasterService {
+    async fn create_table(&self, req: Request<pb::CreateTableRequest>) -> R<pb::Empty> {
+        let req = req.into_inner();
+        call!(self, |m| m.create_table(req).map(|_| pb::Empty {}))
+    }
+
+    async fn list_tables(&self, _req: Request<pb::Empty>) -> R<pb::ListTablesResponse> {
+        call!(self, |m| Ok(pb::ListTablesResponse {
+            names: m.list_tables()
+        }))
+    }
+
+    async fn describe_table(&self, req: Request<pb::TableName>) -> R<pb::DescribeResponse> {
+        let name = req.into_inner().name;
+        call!(self, |m| m.describe(&name))
+    }
+
+    async fn table_exists(&self, req: Request<pb::TableName>) -> R<pb::BoolResponse> {
+        let name = req.into_inner().name;
+        call!(self, |m| Ok(pb::BoolResponse {
+            value: m.exists(&name)
+        }))
+    }
+
+    async fn disable_table(&self, req: Request<pb::TableName>) -> R<pb::Empty> {
+        let name = req.into_inner().name;
+        call!(self, |m| m.disable(&name).map(|_| pb::Empty {}))
+    }
+
+    async fn enable_table(&self, req: Request<pb::TableName>) -> R<pb::Empty> {
+        let name = req.into_inner().name;
+        call!(self, |m| m.enable(&name).map(|_| pb::Empty {}))
+    }
+
+    async fn is_table_enabled(&self, req: Request<pb::TableName>) -> R<pb::BoolResponse> {
+        let name = req.into_inner().name;
+        call!(self, |m| m
+            .is_enabled(&name)
+            .map(|value| pb::BoolResponse { value }))
+    }
+
+    async fn alter_table(&self, req: Request<pb::AlterTableRequest>) -> R<pb::Empty> {
+        let req = req.into_inner();
+        call!(self, |m| m.alter(req).map(|_| pb::Empty {}))
+    }
+
+    async fn drop_table(&self, req: Request<pb::TableName>) -> R<pb::Empty> {
+        let name = req.into_inner().name;
+        call!(self, |m| m.drop_table(&name).map(|_| pb::Empty {}))
+    }
+
+    async fn truncate_table(&self, req: Request<pb::TableName>) -> R<pb::Empty> {
+        let name = req.into_inner().name;
+        call!(self, |m| m.truncate(&name).map(|_| pb::Empty {}))
+    }
+
+    async fn locate(&self, req: Request<pb::TableName>) -> R<pb::LocateResponse> {
+        let name = req.into_inner().name;
+        call!(self, |m| m
+            .locate(&name)
+            .map(|regions| pb::LocateResponse { regions }))
+    }
+
+    async fn flush(&self, req: Request<pb::AdminRequest>) -> R<pb::Empty> {
+        let req = req.into_inner();
+        call!(self, |m| m.flush(&req.target).map(|_| pb::Empty {}))
+    }
+
+    async fn compact(&self, req: Request<pb::AdminRequest>) -> R<pb::Empty> {
+        let req = req.into_inner();
+        call!(self, |m| m
+            .compact(&req.target, req.major)
+            .map(|_| pb::Empty {}))
+    }
+
+    async fn split(&self, req: Request<pb::SplitRequest>) -> R<pb::Empty> {
+        let req = req.into_inner();
+        call!(self, |m| m
+            .split(&req.target, req.split_point.map(|p| p.to_vec()))
+            .map(|_| pb::Empty {}))
+    }
+
+    async fn get_cluster_status(&self, _req: Request<pb::Empty>) -> R<pb::ClusterStatus> {
+        call!(self, |m| Ok(m.cluster_status()))
+    }
+}

@@ -1,0 +1,95 @@
+//! The `RegionServer` gRPC service over [`RegionServer`]: every call is
+//! admitted by the handler pool (or refused with "server busy").
+
+use crate::error::ServerError;
+use crate::region_server::RegionServer;
+use ferrobase_proto::pb::{self, region_server_server};
+use std::sync::Arc;
+use tonic::{Request, Response, Status};
+
+/// The service.
+pub struct RegionService(pub Arc<RegionServer>);
+
+type R<T> = Result<Response<T>, Status>;
+
+macro_rules! handle {
+    ($self:ident, |$rs:ident| $body:expr) => {{
+        let $rs = $self.0.clone();
+        $self
+            .0
+            .pool()
+            .run(move || $body)
+            .await
+            .map(Response::new)
+            .map_err(Status::from)
+    }};
+}
+
+#[tonic::async_trait]
+impl region_server_server::RegionServer for RegionService {
+    async fn get(&self, req: Request<pb::GetRequest>) -> R<pb::RowsResponse> {
+        let req = req.into_inner();
+        handle!(self, |rs| {
+            let rows = req.rows.len() as u32;
+            rs.get(req.region_id, &req.rows, req.spec.as_ref())
+                .map(|cells| pb::RowsResponse { cells, rows })
+        })
+    }
+
+    async fn mutate(&self, req: Request<pb::MutateRequest>) -> R<pb::Empty> {
+        let req = req.into_inner();
+        handle!(self, |rs| rs
+            .mutate(req.region_id, req.mutations)
+            .map(|_| pb::Empty {}))
+    }
+
+    async fn multi(&self, req: Request<pb::MultiRequest>) -> R<pb::MultiResponse> {
+        let req = req.into_inner();
+        handle!(self, |rs| {
+            let results = req
+                .actions
+                .into_iter()
+                .map(|a| {
+                    let region_id = a.region_id;
+                    match rs.mutate(region_id, a.mutations) {
+                        Ok(()) => pb::ActionResult {
+                            region_id,
+                            ..Default::default()
+                        },
+                        Err(ServerError { code, message }) => pb::ActionResult {
+                            region_id,
+                            error_code: code.as_str().to_string(),
+                            error_message: message,
+                        },
+                    }
+                })
+                .collect();
+            Ok(pb::MultiResponse { results })
+        })
+    }
+
+    async fn scan(&self, req: Request<pb::ScanRequest>) -> R<pb::ScanResponse> {
+        let req = req.into_inner();
+        handle!(self, |rs| rs.scan(req))
+    }
+
+    async fn read_modify_write(
+        &self,
+        req: Request<pb::ReadModifyWriteRequest>,
+    ) -> R<pb::RowsResponse> {
+        let req = req.into_inner();
+        handle!(self, |rs| rs
+            .read_modify_write(req.region_id, req.mutation, req.append)
+            .map(|cells| pb::RowsResponse { cells, rows: 1 }))
+    }
+
+    async fn check_and_mutate(
+        &self,
+        req: Request<pb::CheckAndMutateRequest>,
+    ) -> R<pb::BoolResponse> {
+        let req = req.into_inner();
+        handle!(self, |rs| rs
+            .check_and_mutate(req)
+            .map(|value| pb::BoolResponse { value }))
+    }
+}

@@ -1,0 +1,155 @@
+//! Standalone mode: master, one region server and the meta in one process,
+//! serving both gRPC services on one port.
+//!
+//! Layout of the data directory: `meta.json` (the meta), `wal/` and `data/`
+//! (the region server's engine). [`Standalone::stop`] stops accepting calls,
+//! closes scanners and the engine (flushing regions, syncing the WAL).
+
+use crate::coordination::InProcess;
+use crate::error::{Result, ServerError};
+use crate::master::Master;
+use crate::region_server::RegionServer;
+use crate::service::{master::MasterService, region::RegionService};
+use ferrobase_proto::ErrorCode;
+use ferrobase_proto::pb::{master_server::MasterServer, region_server_server::RegionServerServer};
+use ferrobase_types::Settings;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// Largest gRPC message accepted (a write-buffer flush, a cell of
+/// `hbase.client.keyvalue.maxsize`).
+pub const MAX_MESSAGE_BYTES: usize = 256 * 1024 * 1024;
+
+/// A running standalone server.
+pub struct Standalone {
+    addr: SocketAddr,
+    region_server: Arc<RegionServer>,
+    master: Arc<Master>,
+    shutdown: Option<oneshot::Sender<()>>,
+    serve: Option<JoinHandle<std::result::Result<(), tonic::transport::Error>>>,
+    reaper: JoinHandle<()>,
+    splitter: JoinHandle<()>,
+}
+
+/// How often the master looks for regions past `hbase.hregion.max.filesize`.
+pub const SPLIT_CHECK_INTERVAL: Duration = Duration::from_secs(1);
+
+impl Standalone {
+    /// Opens `dir` and serves on `bind` (port 0: an ephemeral port).
+    pub async fn start(dir: &Path, settings: Settings, bind: SocketAddr) -> Result<Standalone> {
+        let listener = tokio::net::TcpListener::bind(bind).await.map_err(|e| {
+            ServerError::new(ErrorCode::Io, format!("cannot listen on {bind}: {e}"))
+        })?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| ServerError::new(ErrorCode::Io, e.to_string()))?;
+        let max_filesize = settings.max_filesize;
+        let dir2 = dir.to_path_buf();
+        let (region_server, master) = tokio::task::spawn_blocking(move || {
+            let rs = RegionServer::open(&dir2, settings)?;
+            rs.set_address(addr.to_string());
+            let coordination = Arc::new(InProcess::new(vec![rs.clone()]));
+            let master = Master::start(&dir2, &dir2.join("data"), coordination)?;
+            Ok::<_, ServerError>((rs, Arc::new(master)))
+        })
+        .await
+        .map_err(|e| ServerError::new(ErrorCode::Internal, e.to_string()))??;
+
+        let (tx, rx) = oneshot::channel::<()>();
+        let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+        let master_svc = MasterServer::new(MasterService(master.clone()))
+            .max_decoding_message_size(MAX_MESSAGE_BYTES)
+            .max_encoding_message_size(MAX_MESSAGE_BYTES);
+        let region_svc = RegionServerServer::new(RegionService(region_server.clone()))
+            .max_decoding_message_size(MAX_MESSAGE_BYTES)
+            .max_encoding_message_size(MAX_MESSAGE_BYTES);
+        let serve = tokio::spawn(
+            tonic::transport::Server::builder()
+                .tcp_nodelay(true)
+                .add_service(master_svc)
+                .add_service(region_svc)
+                .serve_with_incoming_shutdown(incoming, async {
+                    let _ = rx.await;
+                }),
+        );
+        let weak = Arc::downgrade(&region_server);
+        let period = (region_server.scanners().timeout() / 4).max(Duration::from_millis(10));
+        let reaper = tokio::spawn(async move {
+            let mut tick = tokio::time::interval(period);
+            loop {
+                tick.tick().await;
+                match weak.upgrade() {
+                    Some(rs) => {
+                        rs.scanners().reap();
+                    }
+                    None => return,
+                }
+            }
+        });
+        let weak_master = Arc::downgrade(&master);
+        let splitter = tokio::spawn(async move {
+            let mut tick = tokio::time::interval(SPLIT_CHECK_INTERVAL);
+            loop {
+                tick.tick().await;
+                let Some(m) = weak_master.upgrade() else {
+                    return;
+                };
+                let _ = tokio::task::spawn_blocking(move || m.split_oversized(max_filesize)).await;
+            }
+        });
+        Ok(Standalone {
+            splitter,
+            addr,
+            region_server,
+            master,
+            shutdown: Some(tx),
+            serve: Some(serve),
+            reaper,
+        })
+    }
+
+    /// The address both services listen on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The region server (for status and tests).
+    pub fn region_server(&self) -> &Arc<RegionServer> {
+        &self.region_server
+    }
+
+    /// The master.
+    pub fn master(&self) -> &Arc<Master> {
+        &self.master
+    }
+
+    /// Stops serving, closes every scanner and the engine (flushing
+    /// regions, syncing the WAL).
+    pub async fn stop(mut self) -> Result<()> {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(serve) = self.serve.take() {
+            // Open client connections may hold the graceful shutdown; do not
+            // wait for them forever.
+            let _ = tokio::time::timeout(Duration::from_secs(5), serve).await;
+        }
+        self.reaper.abort();
+        self.splitter.abort();
+        // A split in progress holds the DDL lock; wait for it to finish.
+        let master = self.master.clone();
+        let _ = tokio::task::spawn_blocking(move || master.stop()).await;
+        let rs = self.region_server.clone();
+        tokio::task::spawn_blocking(move || {
+            rs.scanners().reap_all();
+            rs.engine().close()
+        })
+        .await
+        .map_err(|e| ServerError::new(ErrorCode::Internal, e.to_string()))??;
+        Ok(())
+    }
+}
