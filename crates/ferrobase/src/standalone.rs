@@ -7,6 +7,7 @@
 use anyhow::Context;
 use clap::Args;
 use ferrobase_server::Standalone;
+use std::io::Write;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 
@@ -39,6 +40,10 @@ pub fn run(args: StandaloneArgs) -> anyhow::Result<()> {
         .build()
         .context("starting the async runtime")?;
     runtime.block_on(async move {
+        // Installed before the server starts, so a SIGTERM sent as soon as
+        // the address is printed is never lost to the default action.
+        let term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .context("installing the SIGTERM handler")?;
         let server = Standalone::start(
             &args.data_dir,
             settings,
@@ -46,20 +51,24 @@ pub fn run(args: StandaloneArgs) -> anyhow::Result<()> {
         )
         .await
         .with_context(|| format!("starting standalone on {}", args.data_dir.display()))?;
-        println!("ferrobase standalone listening on {}", server.addr());
-        println!("  master and region server: {}", server.addr());
-        println!("  data directory: {}", args.data_dir.display());
-        wait_for_signal().await?;
-        eprintln!("shutting down: closing scanners, flushing regions, syncing the WAL");
+        // One write, errors ignored: whoever started us may read only the
+        // first line and close the pipe; that must not stop the server.
+        let banner = format!(
+            "ferrobase standalone listening on {addr}\n  master and region server: {addr}\n  data directory: {}\n",
+            args.data_dir.display(),
+            addr = server.addr()
+        );
+        let mut out = std::io::stdout();
+        let _ = out.write_all(banner.as_bytes()).and_then(|()| out.flush());
+        wait_for_signal(term).await?;
+        let _ = writeln!(std::io::stderr(), "shutting down: closing scanners, flushing regions, syncing the WAL");
         server.stop().await.context("shutting down")?;
-        eprintln!("stopped");
+        let _ = writeln!(std::io::stderr(), "stopped");
         Ok(())
     })
 }
 
-async fn wait_for_signal() -> anyhow::Result<()> {
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .context("installing the SIGTERM handler")?;
+async fn wait_for_signal(mut term: tokio::signal::unix::Signal) -> anyhow::Result<()> {
     tokio::select! {
         r = tokio::signal::ctrl_c() => r.context("waiting for Ctrl-C")?,
         _ = term.recv() => {}

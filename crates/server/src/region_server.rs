@@ -187,7 +187,8 @@ impl RegionServer {
         if mutations.is_empty() {
             return Ok(());
         }
-        r.mutate_batch(&mutations)?;
+        // Owned: values move into the WAL edit instead of being shared.
+        r.mutate_owned(mutations)?;
         Ok(())
     }
 
