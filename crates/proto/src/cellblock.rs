@@ -58,25 +58,83 @@ fn durability_of(code: u8) -> Option<Durability> {
     })
 }
 
+/// What the cell-block writer needs of a cell: mutations and result
+/// cells share one row layout.
+trait BlockCell {
+    fn family(&self) -> &Bytes;
+    fn qualifier(&self) -> &Bytes;
+    fn timestamp(&self) -> u64;
+    fn type_code(&self) -> u8;
+    fn value(&self) -> &Bytes;
+}
+
+impl BlockCell for Mutation {
+    fn family(&self) -> &Bytes {
+        &self.family
+    }
+    fn qualifier(&self) -> &Bytes {
+        &self.qualifier
+    }
+    fn timestamp(&self) -> u64 {
+        self.timestamp
+    }
+    fn type_code(&self) -> u8 {
+        self.kind.code()
+    }
+    fn value(&self) -> &Bytes {
+        &self.value
+    }
+}
+
+impl BlockCell for Cell {
+    fn family(&self) -> &Bytes {
+        &self.family
+    }
+    fn qualifier(&self) -> &Bytes {
+        &self.qualifier
+    }
+    fn timestamp(&self) -> u64 {
+        self.timestamp
+    }
+    fn type_code(&self) -> u8 {
+        self.cell_type.code()
+    }
+    fn value(&self) -> &Bytes {
+        &self.value
+    }
+}
+
+/// Writes one row: row, durability code, then cells grouped by family.
+fn put_row<C: BlockCell>(out: &mut BytesMut, row: &[u8], durability: u8, cells: &[C]) {
+    put_bytes(out, row);
+    out.put_u8(durability);
+    let groups = group_by_family(cells, |c| c.family());
+    put_varint(out, groups.len() as u64);
+    for g in groups {
+        if let Some(first) = g.first() {
+            put_bytes(out, first.family());
+        }
+        put_varint(out, g.len() as u64);
+        for c in g {
+            put_bytes(out, c.qualifier());
+            put_varint(out, c.timestamp());
+            out.put_u8(c.type_code());
+            put_bytes(out, c.value());
+        }
+    }
+}
+
 /// Encodes row mutations; consecutive mutations of one family share it.
 pub fn encode_mutations<'a>(rows: impl IntoIterator<Item = &'a RowMutation>) -> Bytes {
     let mut out = BytesMut::new();
     for m in rows {
         out.reserve(m.encoded_size() + 8);
-        put_bytes(&mut out, &m.row);
-        out.put_u8(durability_code(m.durability));
-        let groups = group_by_family(&m.mutations, |c| &c.family);
-        put_varint(&mut out, groups.len() as u64);
-        for g in groups {
-            put_bytes(&mut out, &g[0].family);
-            put_varint(&mut out, g.len() as u64);
-            for c in g {
-                put_bytes(&mut out, &c.qualifier);
-                put_varint(&mut out, c.timestamp);
-                out.put_u8(c.kind.code());
-                put_bytes(&mut out, &c.value);
-            }
-        }
+        put_row(
+            &mut out,
+            &m.row,
+            durability_code(m.durability),
+            &m.mutations,
+        );
     }
     out.freeze()
 }
@@ -86,20 +144,7 @@ pub fn encode_mutations<'a>(rows: impl IntoIterator<Item = &'a RowMutation>) -> 
 pub fn encode_results<'a>(rows: impl IntoIterator<Item = (&'a [u8], &'a [Cell])>) -> Bytes {
     let mut out = BytesMut::new();
     for (row, cells) in rows {
-        put_bytes(&mut out, row);
-        out.put_u8(0);
-        let groups = group_by_family(cells, |c| &c.family);
-        put_varint(&mut out, groups.len() as u64);
-        for g in groups {
-            put_bytes(&mut out, &g[0].family);
-            put_varint(&mut out, g.len() as u64);
-            for c in g {
-                put_bytes(&mut out, &c.qualifier);
-                put_varint(&mut out, c.timestamp);
-                out.put_u8(c.cell_type.code());
-                put_bytes(&mut out, &c.value);
-            }
-        }
+        put_row(&mut out, row, 0, cells);
     }
     out.freeze()
 }
