@@ -10,6 +10,9 @@ use ferrobase_types::{Durability, FamilyDescriptor, RowMutation, Settings, Table
 use ferrobase_workloads::Shape;
 use std::time::Instant;
 
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 #[tokio::main]

@@ -257,20 +257,29 @@ fn decode_rows(buf: Bytes) -> Result<Vec<RawRow>, CellBlockError> {
 }
 
 /// Decodes a mutation block.
+///
+/// One pass straight into [`RowMutation`]s: this runs for every row a
+/// server receives, so it allocates one vector per row and nothing per cell
+/// (qualifiers and values are slices of the request buffer).
 pub fn decode_mutations(buf: Bytes) -> Result<Vec<RowMutation>, CellBlockError> {
+    let mut r = Reader { buf, pos: 0 };
     let mut out = Vec::new();
-    for (row, d, families) in decode_rows(buf)? {
-        let durability = durability_of(d).ok_or(CellBlockError {
-            offset: 0,
-            what: "unknown durability code",
-        })?;
+    while !r.done() {
+        let row = r.bytes()?;
+        let durability =
+            durability_of(r.byte()?).ok_or_else(|| r.err("unknown durability code"))?;
         let mut m = RowMutation::new(row).with_durability(durability);
-        for (family, cells) in families {
-            for (qualifier, timestamp, t, value) in cells {
-                let kind = CellType::from_code(t).ok_or(CellBlockError {
-                    offset: 0,
-                    what: "unknown cell type",
-                })?;
+        let nf = r.count()?;
+        for _ in 0..nf {
+            let family = r.bytes()?;
+            let nc = r.count()?;
+            m.mutations.reserve(nc);
+            for _ in 0..nc {
+                let qualifier = r.bytes()?;
+                let timestamp = r.varint()?;
+                let kind =
+                    CellType::from_code(r.byte()?).ok_or_else(|| r.err("unknown cell type"))?;
+                let value = r.bytes()?;
                 m.mutations.push(Mutation {
                     family: family.clone(),
                     qualifier,
@@ -279,6 +288,10 @@ pub fn decode_mutations(buf: Bytes) -> Result<Vec<RowMutation>, CellBlockError> 
                     value,
                 });
             }
+        }
+        if out.capacity() == 0 {
+            // Rows of one block are alike: size the vector from the first.
+            out.reserve(r.buf.len() / r.pos.max(1) + 1);
         }
         out.push(m);
     }

@@ -14,7 +14,10 @@
 //! MVCC read point: deletes and versions are the scanner's job.
 
 pub mod row;
+mod row_key;
 mod scanner;
+
+pub use row_key::RowKey;
 
 pub use scanner::MemStoreScanner;
 
@@ -63,7 +66,7 @@ pub const ROW_OVERHEAD: u64 = 128;
 /// One store's memstore.
 #[derive(Default)]
 pub struct MemStore {
-    rows: SkipMap<Bytes, RwLock<RowCells>>,
+    rows: SkipMap<RowKey, RwLock<RowCells>>,
     entries: std::sync::atomic::AtomicUsize,
     size: AtomicU64,
     min_seq: AtomicU64,
@@ -130,8 +133,10 @@ impl MemStore {
             _ => Bytes::copy_from_slice(row),
         };
         let ptr = row_key.as_ptr();
-        let entry = self.rows.get_or_insert_with(row_key, RwLock::default);
-        if entry.key().as_ptr() == ptr {
+        let entry = self
+            .rows
+            .get_or_insert_with(RowKey::new(row_key), RwLock::default);
+        if entry.key().row().as_ptr() == ptr {
             delta += row.len() as u64 + ROW_OVERHEAD;
         }
         let added = entry.value().write().insert_arena(arena, cells, seq);
@@ -194,7 +199,20 @@ impl MemStore {
         MemStoreScanner::new(Arc::clone(self), read_point, Some(stop_row))
     }
 
-    pub(crate) fn row_map(&self) -> &SkipMap<Bytes, RwLock<RowCells>> {
+    /// Calls `f(key, seq, value)` for every entry in cell order (all
+    /// sequence ids). For a memstore no one writes to any more (a flush
+    /// snapshot): rows are walked in place, without copying cells out.
+    pub fn for_each_entry<E>(
+        &self,
+        mut f: impl FnMut(&[u8], u64, &[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        for entry in self.rows.iter() {
+            entry.value().read().for_each(&mut f)?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn row_map(&self) -> &SkipMap<RowKey, RwLock<RowCells>> {
         &self.rows
     }
 }

@@ -148,6 +148,37 @@ impl RowCells {
         added
     }
 
+    /// Calls `f(key, seq, value)` for every cell in order, newest first among
+    /// identical keys, with slices of the arenas: the flush's walk, which
+    /// needs no copy and no reference count per cell.
+    pub fn for_each<E>(
+        &self,
+        f: &mut impl FnMut(&[u8], u64, &[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        match self {
+            RowCells::Small { arenas, slots } => {
+                for s in slots {
+                    let (start, klen, vlen) =
+                        (s.start as usize, s.key_len as usize, s.value_len as usize);
+                    if let Some(a) = arenas.get(s.arena as usize)
+                        && let (Some(k), Some(v)) = (
+                            a.get(start..start + klen),
+                            a.get(start + klen..start + klen + vlen),
+                        )
+                    {
+                        f(k, s.seq, v)?;
+                    }
+                }
+            }
+            RowCells::Large(m) => {
+                for (k, v) in m {
+                    f(&k.key, k.seq, v)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Appends to `out` every cell ≥ `from` (all when `None`) whose sequence
     /// id is visible at `read_point`.
     pub fn collect(

@@ -5,7 +5,7 @@
 //! cells at a time (cheap `Bytes` clones, under the row's read lock) and
 //! finds the next row with one search from the last row it read.
 
-use super::{MemKey, MemStore};
+use super::{MemKey, MemStore, RowKey};
 use crate::error::Result;
 use crate::iter::CellIterator;
 use bytes::Bytes;
@@ -45,11 +45,18 @@ impl MemStoreScanner {
         self.last_row = None;
         let mut start = start;
         loop {
-            let Some(entry) = self.store.row_map().range((from, Bound::Unbounded)).next() else {
+            let from_key = from.map(RowKey::new);
+            let Some(entry) = self
+                .store
+                .row_map()
+                .range((from_key, Bound::Unbounded))
+                .next()
+            else {
                 return;
             };
+            let row = entry.key().row();
             if let Some(stop) = &self.stop_row
-                && entry.key() >= stop
+                && row >= stop
             {
                 return;
             }
@@ -57,12 +64,12 @@ impl MemStoreScanner {
                 .value()
                 .read()
                 .collect(start.as_ref(), self.read_point, &mut self.buf);
-            self.last_row = Some(entry.key().clone());
+            self.last_row = Some(row.clone());
             if !self.buf.is_empty() {
                 return;
             }
             start = None;
-            from = Bound::Excluded(entry.key().clone());
+            from = Bound::Excluded(row.clone());
         }
     }
 

@@ -16,7 +16,6 @@
 
 use super::{Region, manifest::sync_dir};
 use crate::error::{Result, StorageError};
-use crate::iter::CellIterator;
 use crate::memstore::MemStoreSet;
 use crate::storefile::{StoreFileReader, StoreFileWriter};
 use std::sync::Arc;
@@ -111,18 +110,16 @@ impl Region {
             let name = self.next_file_name();
             let tmp = self.store_dir_tmp()?.join(&name);
             let mut writer = StoreFileWriter::create(&tmp, &store.family, mem.len() as u64)?;
-            let mut it = mem.scanner(u64::MAX);
-            it.seek_to_first()?;
             let mut prev: Vec<u8> = Vec::new();
-            while it.valid() {
+            mem.for_each_entry(|key, seq, value| {
                 // Identical keys: only the newest write (first) survives.
-                if it.key() != prev.as_slice() {
-                    writer.append(it.key(), it.seq(), it.value())?;
+                if key != prev.as_slice() {
+                    writer.append(key, seq, value)?;
                     prev.clear();
-                    prev.extend_from_slice(it.key());
+                    prev.extend_from_slice(key);
                 }
-                it.next()?;
-            }
+                Ok::<(), StorageError>(())
+            })?;
             let info = writer.finish()?;
             let dest = store.dir.join(&name);
             std::fs::rename(&tmp, &dest).map_err(|e| StorageError::io(&dest, e))?;
