@@ -11,6 +11,19 @@ if ! command -v cargo >/dev/null; then
   exit 1
 fi
 
+# Distributed mode: the tests start a real etcd (Debian's etcd-server, v3
+# API), and the etcd-client crate needs protoc to build.
+missing=()
+command -v etcd >/dev/null || missing+=(etcd-server)
+command -v protoc >/dev/null || missing+=(protobuf-compiler)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "== installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"
+fi
+
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy (default members, all targets, -D warnings)"

@@ -47,7 +47,7 @@ impl Admin {
     }
 
     async fn create(&self, req: pb::CreateTableRequest) -> Result<()> {
-        self.inner.master().create_table(req).await?;
+        self.inner.active_master().await?.create_table(req).await?;
         Ok(())
     }
 
@@ -82,7 +82,8 @@ impl Admin {
     pub async fn list_tables(&self) -> Result<Vec<String>> {
         Ok(self
             .inner
-            .master()
+            .active_master()
+            .await?
             .list_tables(pb::Empty {})
             .await?
             .into_inner()
@@ -93,7 +94,8 @@ impl Admin {
     pub async fn describe(&self, name: &str) -> Result<TableDescription> {
         let r = self
             .inner
-            .master()
+            .active_master()
+            .await?
             .describe_table(table(name))
             .await?
             .into_inner();
@@ -122,7 +124,8 @@ impl Admin {
     pub async fn exists(&self, name: &str) -> Result<bool> {
         Ok(self
             .inner
-            .master()
+            .active_master()
+            .await?
             .table_exists(table(name))
             .await?
             .into_inner()
@@ -133,14 +136,22 @@ impl Admin {
     /// with `TABLE_DISABLED`.
     pub async fn disable(&self, name: &str) -> Result<()> {
         self.inner.invalidate(name);
-        self.inner.master().disable_table(table(name)).await?;
+        self.inner
+            .active_master()
+            .await?
+            .disable_table(table(name))
+            .await?;
         Ok(())
     }
 
     /// Enables a disabled table.
     pub async fn enable(&self, name: &str) -> Result<()> {
         self.inner.invalidate(name);
-        self.inner.master().enable_table(table(name)).await?;
+        self.inner
+            .active_master()
+            .await?
+            .enable_table(table(name))
+            .await?;
         Ok(())
     }
 
@@ -148,7 +159,8 @@ impl Admin {
     pub async fn is_enabled(&self, name: &str) -> Result<bool> {
         Ok(self
             .inner
-            .master()
+            .active_master()
+            .await?
             .is_table_enabled(table(name))
             .await?
             .into_inner()
@@ -157,7 +169,7 @@ impl Admin {
 
     async fn alter(&self, req: pb::AlterTableRequest) -> Result<()> {
         self.inner.invalidate(&req.table);
-        self.inner.master().alter_table(req).await?;
+        self.inner.active_master().await?.alter_table(req).await?;
         Ok(())
     }
 
@@ -206,21 +218,30 @@ impl Admin {
     /// Drops a disabled table.
     pub async fn drop_table(&self, name: &str) -> Result<()> {
         self.inner.invalidate(name);
-        self.inner.master().drop_table(table(name)).await?;
+        self.inner
+            .active_master()
+            .await?
+            .drop_table(table(name))
+            .await?;
         Ok(())
     }
 
     /// Deletes every row, keeping schema and split points.
     pub async fn truncate(&self, name: &str) -> Result<()> {
         self.inner.invalidate(name);
-        self.inner.master().truncate_table(table(name)).await?;
+        self.inner
+            .active_master()
+            .await?
+            .truncate_table(table(name))
+            .await?;
         Ok(())
     }
 
     /// Flushes a table (or a region, by its id as text).
     pub async fn flush(&self, target: &str) -> Result<()> {
         self.inner
-            .master()
+            .active_master()
+            .await?
             .flush(pb::AdminRequest {
                 target: target.to_string(),
                 major: false,
@@ -241,7 +262,8 @@ impl Admin {
 
     async fn compact_inner(&self, target: &str, major: bool) -> Result<()> {
         self.inner
-            .master()
+            .active_master()
+            .await?
             .compact(pb::AdminRequest {
                 target: target.to_string(),
                 major,
@@ -255,7 +277,8 @@ impl Admin {
     /// point, at the region's middle row by bytes.
     pub async fn split(&self, target: &str, point: Option<Bytes>) -> Result<()> {
         self.inner
-            .master()
+            .active_master()
+            .await?
             .split(pb::SplitRequest {
                 target: target.to_string(),
                 split_point: point,
@@ -268,7 +291,8 @@ impl Admin {
     pub async fn cluster_status(&self) -> Result<ClusterStatus> {
         Ok(self
             .inner
-            .master()
+            .active_master()
+            .await?
             .get_cluster_status(pb::Empty {})
             .await?
             .into_inner())

@@ -4,7 +4,10 @@
 //!
 //! The location cache is filled from the master and dropped for a table
 //! when a call says the region is not served there (or the server is
-//! unreachable). This module never interprets rows.
+//! unreachable). In distributed mode the connection may name several
+//! masters (`host:port,host:port`): a locate that cannot reach the current
+//! one moves on to the next, so clients follow a standby that took over.
+//! This module never interprets rows.
 
 use crate::admin::Admin;
 use crate::error::{ClientError, Result};
@@ -62,7 +65,9 @@ struct ServerChannels {
 
 pub(crate) struct Inner {
     pub(crate) settings: Settings,
-    master: MasterClient<Channel>,
+    masters: Vec<MasterClient<Channel>>,
+    /// Index in `masters` of the one believed active.
+    active_master: AtomicUsize,
     servers: Mutex<HashMap<String, Arc<ServerChannels>>>,
     locations: RwLock<HashMap<String, Arc<Vec<RegionLocation>>>>,
 }
@@ -88,16 +93,32 @@ fn channel(address: &str) -> Result<Channel> {
 }
 
 impl Connection {
-    /// Connects to the master at `address` (`host:port`); channels are
-    /// opened lazily, so this fails only on a malformed address.
+    /// Connects to the master at `address` (`host:port`, or several
+    /// masters comma separated); channels are opened lazily, so this fails
+    /// only on a malformed address.
     pub fn connect(address: &str, settings: Settings) -> Result<Connection> {
-        let master = MasterClient::new(channel(address)?)
-            .max_decoding_message_size(MAX_MESSAGE_BYTES)
-            .max_encoding_message_size(MAX_MESSAGE_BYTES);
+        let masters = address
+            .split(',')
+            .map(str::trim)
+            .filter(|a| !a.is_empty())
+            .map(|a| {
+                channel(a).map(|c| {
+                    MasterClient::new(c)
+                        .max_decoding_message_size(MAX_MESSAGE_BYTES)
+                        .max_encoding_message_size(MAX_MESSAGE_BYTES)
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        if masters.is_empty() {
+            return Err(ClientError::Invalid(format!(
+                "no master address in '{address}'"
+            )));
+        }
         Ok(Connection {
             inner: Arc::new(Inner {
                 settings,
-                master,
+                masters,
+                active_master: AtomicUsize::new(0),
                 servers: Mutex::new(HashMap::new()),
                 locations: RwLock::new(HashMap::new()),
             }),
@@ -122,7 +143,44 @@ impl Connection {
 
 impl Inner {
     pub(crate) fn master(&self) -> MasterClient<Channel> {
-        self.master.clone()
+        let i = self.active_master.load(Ordering::Relaxed) % self.masters.len();
+        self.masters[i].clone()
+    }
+
+    /// The master to send an admin call to. With several masters, the
+    /// current one is first asked a cheap question; while it cannot be
+    /// reached the next ones are tried, with the usual backoff, so admin
+    /// calls follow a standby that took over.
+    pub(crate) async fn active_master(&self) -> Result<MasterClient<Channel>> {
+        if self.masters.len() == 1 {
+            return Ok(self.master());
+        }
+        let mut attempt = 0;
+        loop {
+            for _ in 0..self.masters.len() {
+                let m = self.master();
+                match m.clone().list_tables(pb::Empty {}).await {
+                    Ok(_) => return Ok(m),
+                    Err(s) if s.code() == tonic::Code::Unavailable => self.next_master(),
+                    Err(s) => return Err(s.into()),
+                }
+            }
+            if attempt >= self.settings.client_retries {
+                return Err(ClientError::Transport {
+                    address: format!("{} masters", self.masters.len()),
+                    message: "no master answers".into(),
+                });
+            }
+            tokio::time::sleep(self.backoff(attempt)).await;
+            attempt += 1;
+        }
+    }
+
+    /// The current master did not answer: try the next one from now on.
+    pub(crate) fn next_master(&self) {
+        if self.masters.len() > 1 {
+            self.active_master.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     /// A client for the region server at `address`, round robin over its
@@ -161,13 +219,24 @@ impl Inner {
         if let Some(l) = self.locations.read().get(table) {
             return Ok(l.clone());
         }
-        let resp = self
-            .master()
-            .locate(pb::TableName {
-                name: table.to_string(),
-            })
-            .await?
-            .into_inner();
+        let mut tries = self.masters.len();
+        let resp = loop {
+            let r = self
+                .master()
+                .locate(pb::TableName {
+                    name: table.to_string(),
+                })
+                .await;
+            match r {
+                Ok(r) => break r.into_inner(),
+                // Unreachable (a standby does not listen until elected).
+                Err(s) if s.code() == tonic::Code::Unavailable && tries > 1 => {
+                    tries -= 1;
+                    self.next_master();
+                }
+                Err(s) => return Err(s.into()),
+            }
+        };
         let locs: Arc<Vec<RegionLocation>> = Arc::new(
             resp.regions
                 .into_iter()

@@ -53,6 +53,21 @@ impl ClientError {
 
 impl From<tonic::Status> for ClientError {
     fn from(s: tonic::Status) -> ClientError {
+        // No ferrobase error code: the status was made by the transport (a
+        // refused or broken connection, e.g. a region server that died
+        // mid-call), not by a server; the call may succeed elsewhere.
+        if s.metadata().get(ferrobase_proto::ERROR_CODE_KEY).is_none()
+            && matches!(
+                s.code(),
+                tonic::Code::Unavailable | tonic::Code::Unknown | tonic::Code::Cancelled
+            )
+            || (s.code() == tonic::Code::Internal && s.message().contains("transport error"))
+        {
+            return ClientError::Transport {
+                address: String::new(),
+                message: s.message().to_string(),
+            };
+        }
         ClientError::Server {
             code: ferrobase_proto::error_code::code_of(&s),
             message: s.message().to_string(),

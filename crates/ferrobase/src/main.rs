@@ -4,18 +4,21 @@
 //! lives in its own module. Errors are reported with `anyhow` and a
 //! non-zero exit code, never a panic.
 
+mod alloc;
+mod bench_cmd;
+mod cluster_args;
 mod config;
 mod demo;
+mod master_cmd;
 mod progress;
+mod regionserver_cmd;
+mod shell_cmd;
 mod standalone;
 mod storefile_cmd;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
-
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// ferrobase: an HBase-style wide-column database.
 #[derive(Parser)]
@@ -33,6 +36,15 @@ enum Command {
     /// Run master, region server and meta in one process on a local data
     /// directory; prints the address it listens on; Ctrl-C or SIGTERM stops it.
     Standalone(standalone::StandaloneArgs),
+    /// Distributed mode: a master (standby until etcd elects it).
+    Master(master_cmd::MasterArgs),
+    /// Distributed mode: a region server on a shared root.
+    Regionserver(regionserver_cmd::RegionServerArgs),
+    /// The HBase shell: `create`, `put`, `get`, `scan`, … against a server;
+    /// interactive, or `-e "cmd; cmd"`, a script FILE, or standard input.
+    Shell(shell_cmd::ShellArgs),
+    /// Benchmarks: the seeds' load tool, seed experiments, YCSB workloads.
+    Bench(ferrobase_bench::cli::BenchArgs),
     /// Inspect a store file (like `hbase hfile`).
     Storefile {
         #[command(subcommand)]
@@ -66,6 +78,7 @@ enum StorefileCommand {
 }
 
 fn main() -> ExitCode {
+    alloc::keep_freed_memory();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
@@ -76,6 +89,10 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Demo(args) => demo::run(args),
         Command::Standalone(args) => standalone::run(args),
+        Command::Master(args) => master_cmd::run(args),
+        Command::Regionserver(args) => regionserver_cmd::run(args),
+        Command::Shell(args) => shell_cmd::run(args),
+        Command::Bench(args) => bench_cmd::run(&args),
         Command::Storefile { command } => match command {
             StorefileCommand::Meta { file } => storefile_cmd::meta(&file),
             StorefileCommand::Cells { file, values } => storefile_cmd::cells(&file, values),

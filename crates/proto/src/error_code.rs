@@ -61,6 +61,7 @@ codes! {
     Corruption => "CORRUPTION", DataLoss, false;
     Io => "IO_ERROR", Internal, false;
     Internal => "INTERNAL", Internal, false;
+    InvalidFilter => "INVALID_FILTER", InvalidArgument, false;
 }
 
 impl std::fmt::Display for ErrorCode {

@@ -16,3 +16,7 @@ pub mod pb {
 }
 
 pub use error_code::{ERROR_CODE_KEY, ErrorCode};
+
+/// Scan response metadata entry (value `1`) saying the scan's filter can
+/// pass no later row in any region, so the client ends the whole scan.
+pub const FILTER_DONE_KEY: &str = "x-ferrobase-filter-done";

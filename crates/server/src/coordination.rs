@@ -2,9 +2,9 @@
 //! them, behind a narrow trait.
 //!
 //! Standalone uses [`InProcess`] (one server in the same process, called
-//! directly). The distributed mode will implement the same traits over etcd
-//! and gRPC; the master never assumes the server is in its process. This
-//! module never decides assignments: the master does.
+//! directly). The distributed mode implements the same traits over etcd and
+//! gRPC (`crate::etcd`); the master never assumes the server is in its
+//! process. This module never decides assignments: the master does.
 
 use crate::error::Result;
 use crate::region_server::RegionServer;
@@ -17,6 +17,15 @@ use std::sync::Arc;
 pub trait RegionServerAdmin: Send + Sync {
     /// Where clients reach it.
     fn address(&self) -> String;
+    /// Its unique name (distributed mode: `host_port_startcode`, also the
+    /// name of its WAL directory).
+    fn name(&self) -> String {
+        self.address()
+    }
+    /// Load of its regions, or why it could not be asked.
+    fn try_load(&self) -> Result<pb::ServerLoad> {
+        Ok(self.load())
+    }
     /// Opens a region.
     fn open_region(&self, table: &TableDescriptor, region: &RegionInfo) -> Result<()>;
     /// Closes a region (flushing it).
@@ -44,6 +53,13 @@ pub trait RegionServerAdmin: Send + Sync {
 pub trait Coordination: Send + Sync {
     /// Every live region server.
     fn live_servers(&self) -> Vec<Arc<dyn RegionServerAdmin>>;
+    /// Of the server names in `candidates` (WAL directories found on
+    /// shared storage), those that are not registered as live, asked
+    /// afresh (not from a cache): their WALs may be split.
+    fn dead_servers(&self, candidates: &[String]) -> Result<Vec<String>> {
+        let _ = candidates;
+        Ok(Vec::new())
+    }
 }
 
 impl RegionServerAdmin for RegionServer {

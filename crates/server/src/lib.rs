@@ -9,12 +9,18 @@
 //! never reaches into the engine's internals: only the storage crate's
 //! public API.
 
+pub mod assignment;
 pub mod coordination;
+pub mod distributed;
 pub mod error;
+pub mod etcd;
 pub mod handler_pool;
 pub mod master;
 pub mod meta;
+pub mod read_path;
+mod recovered;
 pub mod region_server;
+pub mod reversed;
 pub mod row_lock;
 pub mod scanner_leases;
 pub mod service;

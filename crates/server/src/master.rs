@@ -5,7 +5,7 @@
 //! [`Coordination`], never by touching an engine. DDL calls are serialized
 //! by one lock; every method is synchronous and may do I/O.
 
-use crate::coordination::{Coordination, RegionServerAdmin};
+use crate::coordination::Coordination;
 use crate::error::{Result, ServerError};
 use crate::meta::{MetaStore, TableMeta};
 use crate::splits;
@@ -19,12 +19,15 @@ use std::sync::Arc;
 
 /// The master.
 pub struct Master {
-    meta: MetaStore,
-    coordination: Arc<dyn Coordination>,
+    pub(crate) meta: MetaStore,
+    pub(crate) coordination: Arc<dyn Coordination>,
     /// Region id → server address, for online regions.
-    assignments: Mutex<HashMap<u64, String>>,
-    ddl: Mutex<()>,
-    data_dir: PathBuf,
+    pub(crate) assignments: Mutex<HashMap<u64, String>>,
+    pub(crate) ddl: Mutex<()>,
+    pub(crate) data_dir: PathBuf,
+    /// Distributed mode: the directory holding one WAL directory per
+    /// region server (`<root>/wal`), split when its server dies.
+    pub(crate) wal_root: Option<PathBuf>,
     stopping: std::sync::atomic::AtomicBool,
 }
 
@@ -36,44 +39,48 @@ impl Master {
         data_dir: &Path,
         coordination: Arc<dyn Coordination>,
     ) -> Result<Master> {
-        let master = Master {
+        let master = Master::open(dir, data_dir, None, coordination)?;
+        master.reconcile()?;
+        Ok(master)
+    }
+
+    /// Loads the meta from `dir` without assigning anything (distributed
+    /// mode: [`reconcile`](Self::reconcile) runs periodically). `wal_root`
+    /// holds the region servers' WAL directories.
+    pub fn open(
+        dir: &Path,
+        data_dir: &Path,
+        wal_root: Option<&Path>,
+        coordination: Arc<dyn Coordination>,
+    ) -> Result<Master> {
+        Ok(Master {
             meta: MetaStore::open(dir)?,
             coordination,
             assignments: Mutex::new(HashMap::new()),
             ddl: Mutex::new(()),
             data_dir: data_dir.to_path_buf(),
+            wal_root: wal_root.map(Path::to_path_buf),
             stopping: std::sync::atomic::AtomicBool::new(false),
-        };
-        for t in master.meta.snapshot().tables.values() {
-            if t.enabled {
-                master.assign(t)?;
-            }
-        }
-        Ok(master)
-    }
-
-    fn server(&self) -> Result<Arc<dyn RegionServerAdmin>> {
-        self.coordination
-            .live_servers()
-            .into_iter()
-            .next()
-            .ok_or_else(|| ServerError::new(ErrorCode::RegionNotServing, "no live region server"))
+        })
     }
 
     fn assign(&self, t: &TableMeta) -> Result<()> {
-        let server = self.server()?;
         for r in &t.regions {
-            server.open_region(&t.descriptor, r)?;
-            self.assignments.lock().insert(r.id, server.address());
+            if !self.assignments.lock().contains_key(&r.id) {
+                self.assign_region(&t.descriptor, r)?;
+            }
         }
         Ok(())
     }
 
     fn unassign(&self, t: &TableMeta) -> Result<()> {
-        let server = self.server()?;
         for r in &t.regions {
-            self.assignments.lock().remove(&r.id);
-            server.close_region(r.id)?;
+            let Some(address) = self.assignments.lock().remove(&r.id) else {
+                continue;
+            };
+            if let Some(server) = self.server_at(&address) {
+                server.close_region(r.id)?;
+            }
         }
         Ok(())
     }
@@ -340,18 +347,16 @@ impl Master {
 
     /// Flushes a table's (or one region's) memstores and waits.
     pub fn flush(&self, target: &str) -> Result<()> {
-        let server = self.server()?;
         for id in self.targets(target)? {
-            server.flush_region(id)?;
+            self.holder(id)?.flush_region(id)?;
         }
         Ok(())
     }
 
     /// Compacts a table (or one region) and waits.
     pub fn compact(&self, target: &str, major: bool) -> Result<()> {
-        let server = self.server()?;
         for id in self.targets(target)? {
-            server.compact_region(id, major)?;
+            self.holder(id)?.compact_region(id, major)?;
         }
         Ok(())
     }
@@ -379,7 +384,7 @@ impl Master {
                 ),
             ));
         }
-        let server = self.server()?;
+        let server = self.holder(parent.id)?;
         let point = match point {
             Some(p) => p,
             None => server.split_point(&t.descriptor, &parent)?,

@@ -36,13 +36,23 @@ pub struct RegionServer {
 impl RegionServer {
     /// Opens the engine on `dir`.
     pub fn open(dir: &Path, settings: Settings) -> Result<Arc<RegionServer>> {
+        RegionServer::open_dirs(&dir.join("data"), &dir.join("wal"), settings)
+    }
+
+    /// Opens the engine with store files under `data_dir` and the WAL in
+    /// `wal_dir` (distributed mode: shared data, one WAL per server).
+    pub fn open_dirs(
+        data_dir: &Path,
+        wal_dir: &Path,
+        settings: Settings,
+    ) -> Result<Arc<RegionServer>> {
         let handlers = settings.handler_count.max(1);
         let queue = match settings.ipc_max_callqueue_length {
             0 => handlers * 10,
             n => n,
         };
         let timeout = Duration::from_millis(settings.scanner_timeout_ms.max(1));
-        let engine = Engine::open(dir, settings)?;
+        let engine = Engine::open_dirs(data_dir, wal_dir, settings)?;
         Ok(Arc::new(RegionServer {
             engine,
             address: parking_lot::RwLock::new(String::new()),
@@ -78,10 +88,19 @@ impl RegionServer {
         *self.address.write() = address;
     }
 
-    /// Brings a region online.
+    /// Brings a region online, first applying the edits recovered from
+    /// the WAL of a server that held it and died.
     pub fn open_region(&self, table: &TableDescriptor, info: RegionInfo) -> Result<()> {
         let id = info.id;
-        self.engine.open_region(table, info)?;
+        let already = self.engine.region(id).is_some();
+        if !already {
+            self.mark_offline(id);
+        }
+        let region = self.engine.open_region(table, info)?;
+        if !already && let Err(e) = crate::recovered::replay(&region) {
+            let _ = region.close();
+            return Err(e);
+        }
         self.mark_online(id);
         Ok(())
     }

@@ -8,6 +8,7 @@
 //! module never reads rows itself.
 
 use crate::error::{Result, ServerError};
+use crate::read_path::ScanState;
 use ferrobase_proto::ErrorCode;
 use ferrobase_storage::RegionScanner;
 use parking_lot::Mutex;
@@ -20,6 +21,8 @@ use std::time::{Duration, Instant};
 pub struct Lease {
     pub scanner: RegionScanner,
     pub region: u64,
+    /// The scan's filter and reversed rows ([`crate::read_path`]).
+    pub state: ScanState,
     last_used: Instant,
 }
 
@@ -47,10 +50,16 @@ impl ScannerLeases {
 
     /// Keeps `scanner` open; returns its id.
     pub fn register(&self, scanner: RegionScanner, region: u64) -> u64 {
+        self.register_with(scanner, region, ScanState::default())
+    }
+
+    /// Keeps `scanner` open with its filter / reversed-scan state.
+    pub fn register_with(&self, scanner: RegionScanner, region: u64, state: ScanState) -> u64 {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let lease = Lease {
             scanner,
             region,
+            state,
             last_used: Instant::now(),
         };
         self.open.lock().insert(id, Arc::new(Mutex::new(lease)));

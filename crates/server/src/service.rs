@@ -2,6 +2,7 @@
 //! and the region server. They decode requests, run the work off the async
 //! runtime and map errors to statuses; they hold no state of their own.
 
+pub mod admin;
 pub mod master;
 pub mod region;
 

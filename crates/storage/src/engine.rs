@@ -70,10 +70,17 @@ pub struct Engine {
 impl Engine {
     /// Opens the engine on `dir` (`dir/wal`, `dir/data`), creating them.
     pub fn open(dir: &Path, settings: Settings) -> Result<Arc<Engine>> {
-        let data_dir = dir.join("data");
+        Engine::open_dirs(&dir.join("data"), &dir.join("wal"), settings)
+    }
+
+    /// Opens the engine with store files under `data_dir` and its WAL in
+    /// `wal_dir` (distributed mode: a shared data directory, one WAL
+    /// directory per region server).
+    pub fn open_dirs(data_dir: &Path, wal_dir: &Path, settings: Settings) -> Result<Arc<Engine>> {
+        let data_dir = data_dir.to_path_buf();
         crate::region::mkdir(&data_dir)?;
         let wal = Wal::open(
-            &dir.join("wal"),
+            wal_dir,
             WalOptions {
                 roll_size: settings.wal_roll_size(),
                 async_flush_interval: Duration::from_millis(

@@ -40,6 +40,7 @@ mod record;
 mod recovery;
 mod replay;
 mod segment;
+pub mod split;
 mod stats;
 mod tracker;
 mod writer;

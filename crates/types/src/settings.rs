@@ -225,6 +225,10 @@ settings! {
         "Bytes a scan fetches per round trip, at least one row.";
     client_write_buffer_flush_ms: u64 = 1_000, "hbase.client.write.buffer.periodicflush.timeout.ms",
         "A BufferedMutator flushes buffered mutations at least this often (ms); 0 disables the timer.";
+    etcd_lease_ttl_ms: u64 = 3_000, "ferrobase.etcd.lease.ttl.ms",
+        "Distributed mode: TTL (ms) of the etcd lease behind a region server's registration and the master's election; a server that stops renewing it is declared dead this long after (ferrobase's zookeeper.session.timeout).";
+    balancer_period_ms: u64 = 300_000, "hbase.balancer.period",
+        "Distributed mode: the master evens out region counts across region servers this often (ms).";
 }
 
 impl Settings {

@@ -1,10 +1,12 @@
 //! The `RegionServer` gRPC service over [`RegionServer`]: every call is
-//! admitted by the handler pool (or refused with "server busy").
+//! admitted by the handler pool (or refused with "server busy"). Reads go
+//! through [`read_path`](crate::read_path) for filters and reversed scans.
 
 use crate::error::ServerError;
 use crate::region_server::RegionServer;
 use ferrobase_proto::pb::{self, region_server_server};
 use std::sync::Arc;
+use tonic::metadata::MetadataValue;
 use tonic::{Request, Response, Status};
 
 /// The service.
@@ -31,7 +33,7 @@ impl region_server_server::RegionServer for RegionService {
         let req = req.into_inner();
         handle!(self, |rs| {
             let rows = req.rows.len() as u32;
-            rs.get(req.region_id, &req.rows, req.spec.as_ref())
+            crate::read_path::get(&rs, req.region_id, &req.rows, req.spec.as_ref())
                 .map(|cells| pb::RowsResponse { cells, rows })
         })
     }
@@ -70,7 +72,21 @@ impl region_server_server::RegionServer for RegionService {
 
     async fn scan(&self, req: Request<pb::ScanRequest>) -> R<pb::ScanResponse> {
         let req = req.into_inner();
-        handle!(self, |rs| rs.scan(req))
+        let rs = self.0.clone();
+        let reply = self
+            .0
+            .pool()
+            .run(move || crate::read_path::scan(&rs, req))
+            .await
+            .map_err(Status::from)?;
+        let mut response = Response::new(reply.response);
+        if reply.filter_done {
+            response.metadata_mut().insert(
+                ferrobase_proto::FILTER_DONE_KEY,
+                MetadataValue::from_static("1"),
+            );
+        }
+        Ok(response)
     }
 
     async fn read_modify_write(

@@ -1,0 +1,380 @@
+//! The `ferrobase bench` command line (clap) and its entry point. Flags
+//! with a fixed set of values are clap value enums, so a bad value is
+//! refused with the list of valid ones. Exit codes: 0 success, 1 the run
+//! had errors (counts printed) or could not run, 2 the experiment needs
+//! distributed mode.
+
+use crate::experiment::{self, Ctx};
+use crate::load::{LoadSpec, run_load};
+use crate::rowspec::RowSpec;
+use crate::target::with_target;
+use crate::ycsb::{self, Phase, YcsbOptions};
+use crate::{BenchError, Result};
+use clap::{Args, Subcommand, ValueEnum};
+use ferrobase_types::{Durability, Settings};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// `ferrobase bench`.
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    pub command: BenchCommand,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum BenchCommand {
+    /// Load rows of a WORKLOADS.md shape (the seeds' SendData tool).
+    Load(LoadArgs),
+    /// Run a seed experiment (a sweep), write NAME.json and NAME.svg.
+    Experiment(ExperimentArgs),
+    /// YCSB core workloads: `ycsb load|run --workload a..f|PATH`.
+    Ycsb(YcsbArgs),
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShapeArg {
+    Log9,
+    Gps60,
+    Vehicle15,
+    Kv,
+    Wide53,
+    Single53,
+    Ycsb,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DurabilityArg {
+    Skip,
+    Async,
+    Sync,
+    Fsync,
+}
+
+impl From<DurabilityArg> for Durability {
+    fn from(d: DurabilityArg) -> Durability {
+        match d {
+            DurabilityArg::Skip => Durability::SkipWal,
+            DurabilityArg::Async => Durability::AsyncWal,
+            DurabilityArg::Sync => Durability::SyncWal,
+            DurabilityArg::Fsync => Durability::FsyncWal,
+        }
+    }
+}
+
+/// `bench load`.
+#[derive(Args, Debug)]
+pub struct LoadArgs {
+    #[arg(long, value_enum)]
+    pub shape: ShapeArg,
+    #[arg(long, default_value_t = 100_000)]
+    pub rows: u64,
+    #[arg(long, default_value_t = 4)]
+    pub threads: usize,
+    /// Client write buffer per thread (bytes; k/m/g suffixes).
+    #[arg(long, default_value = "12m", value_parser = parse_size)]
+    pub write_buffer: u64,
+    #[arg(long, value_enum, default_value = "skip")]
+    pub durability: DurabilityArg,
+    /// kv value size / ycsb field length; other shapes: pad values with 'Q'.
+    #[arg(long)]
+    pub value_size: Option<usize>,
+    /// Cut each row's values into C columns (same row bytes).
+    #[arg(long)]
+    pub columns: Option<usize>,
+    /// Qualifier length in bytes.
+    #[arg(long)]
+    pub qualifier_len: Option<usize>,
+    /// Create the table with K regions.
+    #[arg(long, default_value_t = 1)]
+    pub presplit: u32,
+    /// Table name (default bench_<shape>); dropped and re-created.
+    #[arg(long)]
+    pub table: Option<String>,
+    /// A running server (host:port); default: an embedded one on a temp dir.
+    #[arg(long)]
+    pub server: Option<String>,
+    /// Settings of the embedded server, `name=value`.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Experiment names (`all` runs every one).
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExperimentName {
+    Wal,
+    Handlers,
+    WriteBuffer,
+    Regionservers,
+    QualifierLength,
+    ValueSize,
+    ColumnCount,
+    FlushCompactionThreads,
+    SingleVsMultiColumn,
+    RandomWriteValueSize,
+    RandomRead,
+    BlockSize,
+    CompressionEncoding,
+    All,
+}
+
+/// `bench experiment`.
+#[derive(Args, Debug)]
+pub struct ExperimentArgs {
+    #[arg(value_enum)]
+    pub name: ExperimentName,
+    /// Multiplies row and operation counts (1: ≤ 2 minutes each on 2 cores).
+    #[arg(long, default_value_t = 1.0)]
+    pub scale: f64,
+    #[arg(long, default_value = "bench-results")]
+    pub out: PathBuf,
+    #[arg(long)]
+    pub server: Option<String>,
+    /// Print the report(s) as JSON instead of tables.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PhaseArg {
+    Load,
+    Run,
+}
+
+/// `bench ycsb`.
+#[derive(Args, Debug)]
+pub struct YcsbArgs {
+    #[arg(value_enum)]
+    pub phase: PhaseArg,
+    /// a, b, c, d, e, f or a YCSB property file.
+    #[arg(long)]
+    pub workload: String,
+    /// Property overrides, `-p key=value`.
+    #[arg(short = 'p', value_name = "KEY=VALUE")]
+    pub properties: Vec<String>,
+    #[arg(long)]
+    pub threads: Option<usize>,
+    #[arg(long)]
+    pub server: Option<String>,
+    /// Seconds between status lines.
+    #[arg(long, default_value_t = 10)]
+    pub status_interval: u64,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_size(s: &str) -> std::result::Result<u64, String> {
+    ferrobase_types::settings::parse_size(s)
+        .filter(|v| *v > 0)
+        .ok_or_else(|| format!("'{s}' is not a size in bytes (e.g. 12m, 512k, 1048576)"))
+}
+
+fn shape_name(s: ShapeArg) -> &'static str {
+    match s {
+        ShapeArg::Log9 => "log9",
+        ShapeArg::Gps60 => "gps60",
+        ShapeArg::Vehicle15 => "vehicle15",
+        ShapeArg::Kv => "kv",
+        ShapeArg::Wide53 => "wide53",
+        ShapeArg::Single53 => "single53",
+        ShapeArg::Ycsb => "ycsb",
+    }
+}
+
+/// The name `experiment::run` knows.
+pub fn experiment_name(n: ExperimentName) -> Option<&'static str> {
+    let i = match n {
+        ExperimentName::Wal => 0,
+        ExperimentName::Handlers => 1,
+        ExperimentName::WriteBuffer => 2,
+        ExperimentName::Regionservers => 3,
+        ExperimentName::QualifierLength => 4,
+        ExperimentName::ValueSize => 5,
+        ExperimentName::ColumnCount => 6,
+        ExperimentName::FlushCompactionThreads => 7,
+        ExperimentName::SingleVsMultiColumn => 8,
+        ExperimentName::RandomWriteValueSize => 9,
+        ExperimentName::RandomRead => 10,
+        ExperimentName::BlockSize => 11,
+        ExperimentName::CompressionEncoding => 12,
+        ExperimentName::All => return None,
+    };
+    experiment::NAMES.get(i).copied()
+}
+
+/// What a bench command printed and how it should exit.
+#[derive(Debug)]
+pub struct Outcome {
+    /// For stdout.
+    pub output: String,
+    /// 0 ok, 1 errors during the run, 2 needs distributed mode.
+    pub exit_code: u8,
+}
+
+/// `bench load`.
+pub async fn load(a: &LoadArgs) -> Result<Outcome> {
+    let rows = RowSpec::new(
+        shape_name(a.shape),
+        a.value_size,
+        a.columns,
+        a.qualifier_len,
+    )
+    .map_err(BenchError::Invalid)?;
+    let mut settings = Settings::default();
+    for s in &a.set {
+        settings
+            .apply_override(s)
+            .map_err(|e| BenchError::Invalid(format!("--set {s}: {e}")))?;
+    }
+    if a.threads == 0 || a.presplit == 0 {
+        return Err(BenchError::Invalid(
+            "--threads and --presplit must be at least 1".into(),
+        ));
+    }
+    let spec = LoadSpec {
+        table: a
+            .table
+            .clone()
+            .unwrap_or_else(|| format!("bench_{}", rows.shape.name())),
+        threads: a.threads,
+        write_buffer: a.write_buffer,
+        durability: a.durability.into(),
+        presplit: a.presplit,
+        quiet: a.json,
+        ..LoadSpec::new(rows, a.rows)
+    };
+    let report = with_target(a.server.as_deref(), settings, async |t| {
+        run_load(t, &spec).await
+    })
+    .await?;
+    let output = if a.json {
+        serde_json::to_string_pretty(&report).map_err(|e| BenchError::Invalid(e.to_string()))?
+            + "\n"
+    } else {
+        report.text()
+    };
+    Ok(Outcome {
+        output,
+        exit_code: u8::from(report.error_count > 0),
+    })
+}
+
+/// `bench experiment`.
+pub async fn experiment(a: &ExperimentArgs) -> Result<Outcome> {
+    if !(a.scale.is_finite() && a.scale > 0.0) {
+        return Err(BenchError::Invalid(format!(
+            "--scale {} must be a positive number",
+            a.scale
+        )));
+    }
+    let ctx = Ctx {
+        scale: a.scale,
+        server: a.server.clone(),
+        quiet: a.json,
+    };
+    let names: Vec<&str> = match experiment_name(a.name) {
+        Some(n) => vec![n],
+        None => experiment::NAMES.to_vec(),
+    };
+    let mut out = String::new();
+    let mut reports = Vec::new();
+    let mut skipped = Vec::new();
+    let mut json = Vec::new();
+    let mut errors = 0;
+    for name in &names {
+        if !a.json {
+            eprintln!("experiment {name} (scale {}) ...", a.scale);
+        }
+        match experiment::run(name, &ctx).await {
+            Ok(r) => {
+                let (jp, sp) = r.write(&a.out)?;
+                errors += r.errors;
+                if a.json {
+                    json.push(serde_json::to_value(&r).unwrap_or_default());
+                } else {
+                    out += &r.text();
+                    out += &format!("wrote {} and {}\n\n", jp.display(), sp.display());
+                }
+                reports.push(r);
+            }
+            Err(BenchError::NeedsDistributedMode(why)) if names.len() > 1 => {
+                eprintln!("skipping {name}: {why}");
+                skipped.push((name.to_string(), why));
+            }
+            Err(BenchError::NeedsDistributedMode(why)) => {
+                return Ok(Outcome {
+                    output: format!("{why}\n"),
+                    exit_code: 2,
+                });
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    if names.len() > 1 {
+        let index = experiment::write_index(&a.out, &reports, &skipped)?;
+        if !a.json {
+            out += &format!("wrote {}\n", index.display());
+        }
+    }
+    if a.json {
+        out = serde_json::to_string_pretty(&json)
+            .map_err(|e| BenchError::Invalid(e.to_string()))?
+            + "\n";
+    }
+    if errors > 0 && !a.json {
+        out += &format!("{errors} operation(s) failed\n");
+    }
+    Ok(Outcome {
+        output: out,
+        exit_code: u8::from(errors > 0),
+    })
+}
+
+/// `bench ycsb`.
+pub async fn ycsb_cmd(a: &YcsbArgs) -> Result<Outcome> {
+    let opts = YcsbOptions {
+        phase: match a.phase {
+            PhaseArg::Load => Phase::Load,
+            PhaseArg::Run => Phase::Run,
+        },
+        workload: a.workload.clone(),
+        properties: a.properties.clone(),
+        threads: a.threads,
+        server: a.server.clone(),
+        status_interval: Duration::from_secs(a.status_interval.max(1)),
+        quiet: a.json,
+    };
+    let o = ycsb::run(&opts).await?;
+    let mut output = if a.json {
+        serde_json::to_string_pretty(&o.json).map_err(|e| BenchError::Invalid(e.to_string()))?
+            + "\n"
+    } else {
+        o.summary.clone()
+    };
+    if o.errors > 0 && !a.json {
+        output += &format!("{} operation(s) returned ERROR\n", o.errors);
+    }
+    Ok(Outcome {
+        output,
+        exit_code: u8::from(o.errors > 0),
+    })
+}
+
+/// Runs a bench command on a new multi-threaded runtime.
+pub fn run(args: &BenchArgs) -> Result<Outcome> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(BenchError::io("starting the async runtime"))?;
+    rt.block_on(async {
+        match &args.command {
+            BenchCommand::Load(a) => load(a).await,
+            BenchCommand::Experiment(a) => experiment(a).await,
+            BenchCommand::Ycsb(a) => ycsb_cmd(a).await,
+        }
+    })
+}

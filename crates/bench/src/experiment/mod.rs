@@ -1,0 +1,357 @@
+//! The seed experiments: each is a sweep of one knob, run end to end
+//! (tables created and dropped), written as `DIR/NAME.json` and
+//! `DIR/NAME.svg`, and printed as a table. Where a seed gives HBase's
+//! figure, it is in the JSON and the chart as a second series, with the
+//! ratio ours/HBase. `all` runs every experiment and writes
+//! `DIR/index.html`.
+//!
+//! `--scale` multiplies every row and operation count (scale 1: each
+//! experiment ≤ 2 minutes on a 2-core machine). This module owns the
+//! framework (registry, report, files); the sweeps live in [`writes`] and
+//! [`reads`].
+
+pub mod reads;
+pub mod writes;
+
+use crate::chart::{Series, line_chart};
+use crate::{BenchError, Result};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// Every experiment name, in the order `all` runs them.
+pub const NAMES: [&str; 13] = [
+    "wal",
+    "handlers",
+    "write-buffer",
+    "regionservers",
+    "qualifier-length",
+    "value-size",
+    "column-count",
+    "flush-compaction-threads",
+    "single-vs-multi-column",
+    "random-write-value-size",
+    "random-read",
+    "block-size",
+    "compression-encoding",
+];
+
+/// How an experiment runs.
+#[derive(Clone, Debug)]
+pub struct Ctx {
+    pub scale: f64,
+    /// A running cluster; `None`: embedded servers.
+    pub server: Option<String>,
+    pub quiet: bool,
+}
+
+impl Ctx {
+    /// `base` rows (or operations) at this scale, at least 20.
+    pub fn n(&self, base: u64) -> u64 {
+        ((base as f64 * self.scale).round() as u64).max(20)
+    }
+}
+
+/// Ours vs HBase at one point.
+#[derive(Clone, Debug, Serialize)]
+pub struct Comparison {
+    pub what: String,
+    pub ours: f64,
+    pub hbase: f64,
+    /// ours / HBase.
+    pub ratio: f64,
+}
+
+impl Comparison {
+    pub fn new(what: impl Into<String>, ours: f64, hbase: f64) -> Comparison {
+        Comparison {
+            what: what.into(),
+            ours,
+            hbase,
+            ratio: if hbase != 0.0 { ours / hbase } else { f64::NAN },
+        }
+    }
+}
+
+/// An experiment's result (the JSON file).
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub name: String,
+    pub seed: String,
+    pub title: String,
+    pub x_desc: String,
+    pub y_desc: String,
+    pub scale: f64,
+    pub machine: String,
+    pub elapsed_s: f64,
+    /// Our measurements (chart lines).
+    pub series: Vec<Series>,
+    /// The seed's HBase figures, in the same unit (chart lines).
+    pub hbase: Vec<Series>,
+    pub comparisons: Vec<Comparison>,
+    /// The printed table.
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    /// Full reports of every point.
+    pub points: Vec<serde_json::Value>,
+    pub notes: Vec<String>,
+    /// Operations that failed, over every point.
+    pub errors: u64,
+}
+
+impl Report {
+    pub fn new(name: &str, seed: &str, title: &str, x_desc: &str, y_desc: &str) -> Report {
+        Report {
+            name: name.into(),
+            seed: seed.into(),
+            title: title.into(),
+            x_desc: x_desc.into(),
+            y_desc: y_desc.into(),
+            scale: 1.0,
+            machine: machine(),
+            elapsed_s: 0.0,
+            series: Vec::new(),
+            hbase: Vec::new(),
+            comparisons: Vec::new(),
+            columns: Vec::new(),
+            rows: Vec::new(),
+            points: Vec::new(),
+            notes: Vec::new(),
+            errors: 0,
+        }
+    }
+
+    /// Adds a point's full report.
+    pub fn point(&mut self, label: &str, value: &impl Serialize) {
+        let v = serde_json::to_value(value).unwrap_or(serde_json::Value::Null);
+        self.errors += v.get("error_count").and_then(|n| n.as_u64()).unwrap_or(0);
+        self.points
+            .push(serde_json::json!({ "point": label, "report": v }));
+    }
+
+    /// The table for people.
+    pub fn text(&self) -> String {
+        let mut s = format!("== {} ({}; scale {})\n", self.title, self.seed, self.scale);
+        let mut widths: Vec<usize> = self.columns.iter().map(|c| c.chars().count()).collect();
+        for r in &self.rows {
+            for (i, c) in r.iter().enumerate() {
+                if let Some(w) = widths.get_mut(i) {
+                    *w = (*w).max(c.chars().count());
+                }
+            }
+        }
+        let line = |cells: &[String]| {
+            cells
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    let w = widths.get(i).copied().unwrap_or(0);
+                    format!("{c:>w$}")
+                })
+                .collect::<Vec<_>>()
+                .join("  ")
+        };
+        s += &line(&self.columns);
+        s.push('\n');
+        for r in &self.rows {
+            s += &line(r);
+            s.push('\n');
+        }
+        for c in &self.comparisons {
+            s += &format!(
+                "ours/HBase {}: {:.0} / {:.0} = {:.2}\n",
+                c.what, c.ours, c.hbase, c.ratio
+            );
+        }
+        for n in &self.notes {
+            s += &format!("note: {n}\n");
+        }
+        if self.errors > 0 {
+            s += &format!(
+                "ERRORS: {} operation(s) failed (see the JSON)\n",
+                self.errors
+            );
+        }
+        s += &format!("({:.1} s)\n", self.elapsed_s);
+        s
+    }
+
+    /// The chart (ours and HBase's series).
+    pub fn svg(&self) -> Result<String> {
+        let mut all = self.series.clone();
+        all.extend(self.hbase.iter().cloned());
+        line_chart(
+            &format!("{} ({})", self.title, self.seed),
+            &self.x_desc,
+            &self.y_desc,
+            &all,
+        )
+    }
+
+    /// Writes `DIR/NAME.json` and `DIR/NAME.svg`.
+    pub fn write(&self, dir: &Path) -> Result<(PathBuf, PathBuf)> {
+        std::fs::create_dir_all(dir)
+            .map_err(BenchError::io(format!("creating {}", dir.display())))?;
+        let json = dir.join(format!("{}.json", self.name));
+        let text = serde_json::to_string_pretty(self)
+            .map_err(|e| BenchError::Invalid(format!("JSON: {e}")))?;
+        std::fs::write(&json, text)
+            .map_err(BenchError::io(format!("writing {}", json.display())))?;
+        let svg = dir.join(format!("{}.svg", self.name));
+        std::fs::write(&svg, self.svg()?)
+            .map_err(BenchError::io(format!("writing {}", svg.display())))?;
+        Ok((json, svg))
+    }
+}
+
+/// `N cores, M GiB RAM, CPU model`.
+pub fn machine() -> String {
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    let mem = ferrobase_types::settings::physical_memory() as f64 / (1u64 << 30) as f64;
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    format!("{cores} cores, {mem:.0} GiB RAM, {model}")
+}
+
+/// Runs one experiment by name.
+pub async fn run(name: &str, ctx: &Ctx) -> Result<Report> {
+    let start = std::time::Instant::now();
+    let mut report = match name {
+        "wal" => writes::wal(ctx).await?,
+        "handlers" => writes::handlers(ctx).await?,
+        "write-buffer" => writes::write_buffer(ctx).await?,
+        "regionservers" => {
+            return Err(BenchError::NeedsDistributedMode(
+                "experiment 'regionservers' (SEEDS 000 §1.4: 1, 2, 3 region servers) needs distributed mode \
+                 (ferrobase master + N region servers), which does not exist yet; no result was produced"
+                    .into(),
+            ));
+        }
+        "qualifier-length" => writes::qualifier_length(ctx).await?,
+        "value-size" => writes::value_size(ctx).await?,
+        "column-count" => writes::column_count(ctx).await?,
+        "flush-compaction-threads" => writes::flush_compaction_threads(ctx).await?,
+        "single-vs-multi-column" => writes::single_vs_multi(ctx).await?,
+        "random-write-value-size" => writes::random_write_value_size(ctx).await?,
+        "random-read" => reads::random_read(ctx).await?,
+        "block-size" => reads::block_size(ctx).await?,
+        "compression-encoding" => reads::compression_encoding(ctx).await?,
+        other => {
+            return Err(BenchError::Invalid(format!(
+                "unknown experiment '{other}'; valid: {}, all",
+                NAMES.join(", ")
+            )));
+        }
+    };
+    report.scale = ctx.scale;
+    report.elapsed_s = start.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+/// `DIR/index.html`: every chart, with links to the JSON, and the
+/// experiments that could not run.
+pub fn write_index(
+    dir: &Path,
+    reports: &[Report],
+    skipped: &[(String, String)],
+) -> Result<PathBuf> {
+    let mut html = String::from(
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>ferrobase bench experiments</title>\
+         <style>body{font-family:sans-serif;max-width:1000px;margin:auto}pre{background:#f4f4f4;padding:8px;overflow-x:auto}</style>\
+         </head><body>\n<h1>ferrobase bench experiments</h1>\n",
+    );
+    if let Some(r) = reports.first() {
+        html += &format!(
+            "<p>Machine: {}; scale {}.</p>\n",
+            escape(&r.machine),
+            r.scale
+        );
+    }
+    for r in reports {
+        html += &format!(
+            "<h2 id=\"{0}\">{1} <small>({2})</small></h2>\n<img src=\"{0}.svg\" alt=\"{1}\" width=\"960\"><br>\n<a href=\"{0}.json\">{0}.json</a>\n<pre>{3}</pre>\n",
+            escape(&r.name),
+            escape(&r.title),
+            escape(&r.seed),
+            escape(&r.text())
+        );
+    }
+    for (name, why) in skipped {
+        html += &format!(
+            "<h2>{}</h2>\n<p>Not run: {}</p>\n",
+            escape(name),
+            escape(why)
+        );
+    }
+    html += "</body></html>\n";
+    let path = dir.join("index.html");
+    std::fs::write(&path, html).map_err(BenchError::io(format!("writing {}", path.display())))?;
+    Ok(path)
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// Formats a number with thousands separators, no decimals.
+pub fn int(v: f64) -> String {
+    let n = v.round() as i64;
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if n < 0 { format!("-{out}") } else { out }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn report_json_shape_and_table() -> Result<()> {
+        let mut r = Report::new("wal", "SEEDS 000 §1.1", "WAL", "durability", "rows/s");
+        let mut s = Series::new("ours");
+        s.push("SKIP_WAL", 1000.0);
+        r.series.push(s);
+        r.comparisons.push(Comparison::new("x", 50.0, 100.0));
+        r.columns = vec!["point".into(), "rows/s".into()];
+        r.rows = vec![vec!["SKIP_WAL".into(), int(1234567.0)]];
+        let v = serde_json::to_value(&r).map_err(|e| BenchError::Invalid(e.to_string()))?;
+        for key in [
+            "name",
+            "seed",
+            "title",
+            "x_desc",
+            "y_desc",
+            "scale",
+            "machine",
+            "series",
+            "hbase",
+            "comparisons",
+            "rows",
+            "points",
+        ] {
+            assert!(v.get(key).is_some(), "missing {key}");
+        }
+        assert_eq!(v["series"][0]["points"][0][0], "SKIP_WAL");
+        assert_eq!(v["comparisons"][0]["ratio"], 0.5);
+        let t = r.text();
+        assert!(t.contains("1,234,567") && t.contains("= 0.50"), "{t}");
+        Ok(())
+    }
+}

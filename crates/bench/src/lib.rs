@@ -1,0 +1,58 @@
+//! `ferrobase bench`: the seeds' load tool (`SendData`), every seed
+//! experiment as one command, and YCSB's core workloads.
+//!
+//! - [`target`]: the server a run drives: an embedded standalone server on a
+//!   temporary directory, or a running cluster (`--server`). A run never
+//!   leaves an embedded server running, whatever way it ends.
+//! - [`rowspec`]: WORKLOADS.md shapes with the seeds' knobs on top (column
+//!   count, qualifier length, value size).
+//! - [`load`]: the load tool: one generator range per client thread, a
+//!   write buffer per thread, latency per buffer flush, RPC and stall counts.
+//! - [`experiment`]: the seed experiments (sweeps → JSON, SVG chart, table).
+//! - [`ycsb`]: YCSB property files, workloads A–F, YCSB's output format.
+//! - [`cli`]: the `bench` subcommand's arguments and entry point.
+//!
+//! This crate never reaches into the storage engine: it talks to the
+//! server through the client, and reads the engine's stall counters only
+//! through the embedded server's public status.
+
+pub mod chart;
+pub mod cli;
+pub mod experiment;
+pub mod latency;
+pub mod load;
+pub mod progress;
+pub mod reads;
+pub mod rowspec;
+pub mod target;
+pub mod ycsb;
+
+/// Why a bench run could not run (errors of single operations are counted
+/// in the reports instead).
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    #[error("invalid argument: {0}")]
+    Invalid(String),
+    #[error("client: {0}")]
+    Client(#[from] ferrobase_client::ClientError),
+    #[error("server: {0}")]
+    Server(String),
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    NeedsDistributedMode(String),
+    #[error("chart: {0}")]
+    Chart(String),
+}
+
+impl BenchError {
+    pub(crate) fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> BenchError {
+        let what = what.into();
+        move |source| BenchError::Io { what, source }
+    }
+}
+
+pub type Result<T, E = BenchError> = std::result::Result<T, E>;

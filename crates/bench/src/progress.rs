@@ -1,0 +1,61 @@
+//! Progress of a run on stderr: a bar with rate and ETA on a terminal,
+//! a plain status line every 5 s otherwise (pipes, CI logs), nothing when
+//! quiet. Never writes to stdout, which carries the results (and `--json`).
+
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+/// See the module docs.
+pub struct Progress {
+    bar: Option<ProgressBar>,
+    lines: bool,
+    what: String,
+    total: u64,
+    start: Instant,
+    last_line: Instant,
+}
+
+impl Progress {
+    /// Progress over `total` units of `what` (e.g. "rows").
+    pub fn new(what: &str, total: u64, quiet: bool) -> Progress {
+        let tty = !quiet && std::io::stderr().is_terminal();
+        let bar = tty.then(|| {
+            let b = ProgressBar::new(total);
+            b.set_style(
+                ProgressStyle::with_template(
+                    "{bar:40} {pos}/{len} {msg} [{elapsed_precise}, ETA {eta}]",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            b
+        });
+        Progress {
+            bar,
+            lines: !quiet && !tty,
+            what: what.to_string(),
+            total,
+            start: Instant::now(),
+            last_line: Instant::now(),
+        }
+    }
+
+    /// Reports `done` units so far.
+    pub fn set(&mut self, done: u64) {
+        let rate = done as f64 / self.start.elapsed().as_secs_f64().max(1e-9);
+        if let Some(b) = &self.bar {
+            b.set_position(done);
+            b.set_message(format!("{rate:.0} {}/s", self.what));
+        } else if self.lines && self.last_line.elapsed() >= Duration::from_secs(5) {
+            self.last_line = Instant::now();
+            eprintln!("{done}/{} {} ({rate:.0}/s)", self.total, self.what);
+        }
+    }
+
+    /// Ends the bar.
+    pub fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}

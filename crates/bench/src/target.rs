@@ -1,0 +1,177 @@
+//! The server a bench run drives: an embedded standalone server on a
+//! temporary directory (the default, so a run needs nothing else), or a
+//! running cluster at `--server ADDR`.
+//!
+//! [`with_target`] is the only way to get one: it stops the embedded server
+//! and removes its directory on every exit path, errors included. Stall
+//! counters come from the embedded server's engine; a remote cluster does
+//! not report them (its cluster status has no stall counters yet).
+
+use crate::{BenchError, Result};
+use ferrobase_client::Connection;
+use ferrobase_server::Standalone;
+use ferrobase_types::Settings;
+use serde::Serialize;
+
+/// The server-side stall counters (DESIGN rule 4), a snapshot.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Stalls {
+    pub blocked_writes: u64,
+    pub blocked_ms: u64,
+    pub too_busy: u64,
+    pub delayed_flushes: u64,
+    pub forced_flushes_global: u64,
+    pub forced_flushes_wal: u64,
+    pub flushes: u64,
+    pub compactions: u64,
+}
+
+impl Stalls {
+    /// Counts between `before` and `self`.
+    pub fn since(&self, before: &Stalls) -> Stalls {
+        Stalls {
+            blocked_writes: self.blocked_writes.saturating_sub(before.blocked_writes),
+            blocked_ms: self.blocked_ms.saturating_sub(before.blocked_ms),
+            too_busy: self.too_busy.saturating_sub(before.too_busy),
+            delayed_flushes: self.delayed_flushes.saturating_sub(before.delayed_flushes),
+            forced_flushes_global: self
+                .forced_flushes_global
+                .saturating_sub(before.forced_flushes_global),
+            forced_flushes_wal: self
+                .forced_flushes_wal
+                .saturating_sub(before.forced_flushes_wal),
+            flushes: self.flushes.saturating_sub(before.flushes),
+            compactions: self.compactions.saturating_sub(before.compactions),
+        }
+    }
+}
+
+/// A server to drive. See the module docs.
+pub struct Target {
+    embedded: Option<(Standalone, tempfile::TempDir)>,
+    addr: String,
+    settings: Settings,
+}
+
+impl Target {
+    async fn start(server: Option<&str>, settings: Settings) -> Result<Target> {
+        match server {
+            Some(addr) => Ok(Target {
+                embedded: None,
+                addr: addr.to_string(),
+                settings,
+            }),
+            None => {
+                let dir = tempfile::Builder::new()
+                    .prefix("ferrobase-bench-")
+                    .tempdir()
+                    .map_err(BenchError::io("cannot create a temporary data directory"))?;
+                let bind = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+                let server = Standalone::start(dir.path(), settings.clone(), bind)
+                    .await
+                    .map_err(|e| BenchError::Server(format!("embedded server: {e}")))?;
+                Ok(Target {
+                    addr: server.addr().to_string(),
+                    embedded: Some((server, dir)),
+                    settings,
+                })
+            }
+        }
+    }
+
+    /// The address the client connects to.
+    pub fn addr(&self) -> &str {
+        &self.addr
+    }
+
+    /// `embedded` or the remote address, for reports.
+    pub fn describe(&self) -> String {
+        if self.embedded.is_some() {
+            format!("embedded standalone on {}", self.addr)
+        } else {
+            self.addr.clone()
+        }
+    }
+
+    /// Whether this is an embedded server.
+    pub fn is_embedded(&self) -> bool {
+        self.embedded.is_some()
+    }
+
+    /// The settings the embedded server runs with (and the client uses).
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// A new connection with `pool` channels per server.
+    pub fn connect(&self, pool: usize) -> Result<Connection> {
+        let settings = Settings {
+            client_ipc_pool_size: pool.max(1),
+            ..self.settings.clone()
+        };
+        Ok(Connection::connect(&self.addr, settings)?)
+    }
+
+    /// The stall counters now (embedded server only).
+    pub fn stalls(&self) -> Option<Stalls> {
+        let (server, _) = self.embedded.as_ref()?;
+        let s = server.region_server().engine().stats();
+        Some(Stalls {
+            blocked_writes: s.stalls.blocked_writes,
+            blocked_ms: s.stalls.blocked_ms,
+            too_busy: s.stalls.too_busy,
+            delayed_flushes: s.stalls.delayed_flushes,
+            forced_flushes_global: s.stalls.forced_flushes_global,
+            forced_flushes_wal: s.stalls.forced_flushes_wal,
+            flushes: s.flushes,
+            compactions: s.compactions,
+        })
+    }
+
+    /// Block cache hits and misses so far (embedded server only).
+    pub fn cache_hits_misses(&self) -> Option<(u64, u64)> {
+        let (server, _) = self.embedded.as_ref()?;
+        let c = server.region_server().engine().stats().cache;
+        Some((c.hits, c.misses))
+    }
+
+    /// Waits until the embedded engine has no flush or compaction queued or
+    /// running (at most `limit`); a remote cluster returns at once.
+    pub async fn wait_idle(&self, limit: std::time::Duration) {
+        let Some((server, _)) = self.embedded.as_ref() else {
+            return;
+        };
+        let start = std::time::Instant::now();
+        while server.region_server().engine().stats().background_jobs > 0 && start.elapsed() < limit
+        {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
+
+    async fn stop(self) -> Result<()> {
+        if let Some((server, dir)) = self.embedded {
+            let r = server
+                .stop()
+                .await
+                .map_err(|e| BenchError::Server(format!("stopping the embedded server: {e}")));
+            drop(dir);
+            r?;
+        }
+        Ok(())
+    }
+}
+
+/// Runs `body` against a server (embedded when `server` is `None`) and
+/// stops the embedded server afterwards, whether `body` succeeded or not.
+pub async fn with_target<T>(
+    server: Option<&str>,
+    settings: Settings,
+    body: impl AsyncFnOnce(&Target) -> Result<T>,
+) -> Result<T> {
+    let target = Target::start(server, settings).await?;
+    let result = body(&target).await;
+    let stopped = target.stop().await;
+    let value = result?;
+    stopped?;
+    Ok(value)
+}

@@ -1,0 +1,66 @@
+//! Every seed experiment at a tiny scale: each writes a JSON report and a
+//! valid SVG chart, `all` writes the index, `regionservers` refuses to
+//! fake a result.
+
+use anyhow::Result;
+use ferrobase_bench::cli::{ExperimentArgs, ExperimentName, experiment};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn all_experiments_write_json_svg_and_index() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let args = ExperimentArgs {
+        name: ExperimentName::All,
+        scale: 0.0005,
+        out: dir.path().to_path_buf(),
+        server: None,
+        json: false,
+    };
+    let outcome = experiment(&args).await?;
+    assert_eq!(outcome.exit_code, 0, "{}", outcome.output);
+    for name in ferrobase_bench::experiment::NAMES {
+        let json = dir.path().join(format!("{name}.json"));
+        let svg = dir.path().join(format!("{name}.svg"));
+        if name == "regionservers" {
+            assert!(
+                !json.exists() && !svg.exists(),
+                "regionservers must not fake a result"
+            );
+            continue;
+        }
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json)?)?;
+        assert_eq!(v["name"], name);
+        let series = v["series"].as_array().map(Vec::len).unwrap_or(0);
+        assert!(series >= 1, "{name}: no series");
+        assert!(
+            !v["rows"].as_array().map(Vec::is_empty).unwrap_or(true),
+            "{name}: no table"
+        );
+        let text = std::fs::read_to_string(&svg)?;
+        assert!(
+            text.starts_with("<svg") && text.trim_end().ends_with("</svg>"),
+            "{name}: not an SVG"
+        );
+        assert!(
+            text.contains("<polyline") || text.contains("<circle"),
+            "{name}: no data drawn"
+        );
+        let title = v["title"].as_str().unwrap_or_default();
+        assert!(text.contains(title), "{name}: SVG without its title");
+    }
+    let single: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(
+        dir.path().join("single-vs-multi-column.json"),
+    )?)?;
+    assert_eq!(single["hbase"][0]["points"][0][1], 12_403.87);
+    assert!(single["comparisons"][0]["ratio"].as_f64().is_some());
+    let index = std::fs::read_to_string(dir.path().join("index.html"))?;
+    assert!(index.contains("wal.svg") && index.contains("needs distributed mode"));
+
+    let only = ExperimentArgs {
+        name: ExperimentName::Regionservers,
+        ..args
+    };
+    let refused = experiment(&only).await?;
+    assert_eq!(refused.exit_code, 2);
+    assert!(refused.output.contains("needs distributed mode"));
+    Ok(())
+}

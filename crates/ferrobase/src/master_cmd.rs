@@ -1,0 +1,43 @@
+//! `ferrobase master`: one master of a distributed cluster. It waits as a
+//! standby until etcd elects it, then serves DDL and assigns regions (see
+//! `ferrobase_server::distributed`). This module only parses arguments and
+//! prints state changes.
+
+use crate::cluster_args::{ClusterArgs, runtime, say, stop_signal};
+use clap::Args;
+
+/// Arguments of `ferrobase master`.
+#[derive(Args)]
+pub struct MasterArgs {
+    #[command(flatten)]
+    cluster: ClusterArgs,
+    /// Port of the master service once active.
+    #[arg(long, default_value_t = 16000)]
+    port: u16,
+}
+
+/// Runs until Ctrl-C or SIGTERM, or until its etcd session is lost.
+pub fn run(args: MasterArgs) -> anyhow::Result<()> {
+    let cfg = args.cluster.config(args.port)?;
+    let rt = runtime()?;
+    let bind = cfg.bind;
+    rt.block_on(async move {
+        let stop = stop_signal()?;
+        say(format!(
+            "ferrobase master {bind}: standby, waiting to be elected"
+        ));
+        let r = ferrobase_server::distributed::run_master(
+            cfg,
+            |addr| say(format!("ferrobase master active on {addr}")),
+            stop,
+        )
+        .await;
+        if let Err(e) = r {
+            // A master that lost its session must not linger: a standby is
+            // taking over. Exit without running destructors.
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+        Ok(())
+    })
+}

@@ -1,0 +1,250 @@
+//! Test harness for distributed mode: a real etcd (Debian's `etcd`
+//! binary) on free loopback ports in a temp dir, and `ferrobase master` /
+//! `ferrobase regionserver` child processes on a shared temp root. Every
+//! process is killed when its handle drops. Waits are bounded (they fail
+//! with a message, they never assert on timing).
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use anyhow::{Context, Result, bail};
+use std::io::{BufRead, BufReader};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+/// Settings every test process runs with: a short etcd lease so that
+/// failover is quick, a small memory budget (several processes share the machine).
+pub const SETTINGS: &[&str] = &[
+    "ferrobase.etcd.lease.ttl.ms=2000",
+    "ferrobase.memory.size=268435456",
+    "hbase.regionserver.handler.count=8",
+];
+
+/// A port nobody listens on right now.
+pub fn free_port() -> Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+/// A running etcd, killed on drop.
+pub struct Etcd {
+    child: Child,
+    _dir: tempfile::TempDir,
+    pub url: String,
+}
+
+impl Etcd {
+    /// Starts `etcd` on free ports and waits until it accepts connections.
+    pub fn start() -> Result<Etcd> {
+        let dir = tempfile::tempdir()?;
+        let (client, peer) = (free_port()?, free_port()?);
+        let url = format!("http://127.0.0.1:{client}");
+        let peer_url = format!("http://127.0.0.1:{peer}");
+        let child = Command::new("etcd")
+            .args(["--name", "test"])
+            .arg("--data-dir")
+            .arg(dir.path().join("etcd"))
+            .args([
+                "--listen-client-urls",
+                &url,
+                "--advertise-client-urls",
+                &url,
+            ])
+            .args(["--listen-peer-urls", &peer_url])
+            .args(["--initial-advertise-peer-urls", &peer_url])
+            .args(["--initial-cluster", &format!("test={peer_url}")])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("starting etcd (install Debian's etcd-server: scripts/test.sh does)")?;
+        let etcd = Etcd {
+            child,
+            _dir: dir,
+            url,
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while TcpStream::connect(("127.0.0.1", client)).is_err() {
+            if Instant::now() > deadline {
+                bail!("etcd did not listen on port {client} within 30 s");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Ok(etcd)
+    }
+}
+
+impl Drop for Etcd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A ferrobase child process; its stdout lines arrive on a channel.
+pub struct Node {
+    child: Child,
+    lines: Receiver<String>,
+    /// The port it listens on (masters: once active).
+    pub port: u16,
+}
+
+impl Node {
+    fn spawn(kind: &str, etcd: &str, root: &std::path::Path, extra: &[String]) -> Result<Node> {
+        let port = free_port()?;
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ferrobase"));
+        cmd.arg(kind)
+            .args(["--etcd", etcd])
+            .arg("--root")
+            .arg(format!("file://{}", root.display()))
+            .args(["--port", &port.to_string()]);
+        for s in SETTINGS
+            .iter()
+            .map(|s| s.to_string())
+            .chain(extra.iter().cloned())
+        {
+            cmd.args(["--set", &s]);
+        }
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .with_context(|| format!("starting ferrobase {kind}"))?;
+        let stdout = child.stdout.take().context("child stdout")?;
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(|l| l.ok()) {
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        Ok(Node { child, lines, port })
+    }
+
+    /// Waits (at most `limit`) for a stdout line containing `text`.
+    pub fn wait_line(&self, text: &str, limit: Duration) -> Result<String> {
+        let deadline = Instant::now() + limit;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) if line.contains(text) => return Ok(line),
+                Ok(_) => {}
+                Err(_) => bail!("no line with '{text}' within {limit:?}"),
+            }
+        }
+    }
+
+    /// `127.0.0.1:port`.
+    pub fn address(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// SIGKILL, and reap.
+    pub fn kill(&mut self) -> Result<()> {
+        self.child.kill()?;
+        self.child.wait()?;
+        Ok(())
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// etcd, a shared root, masters and region servers.
+pub struct Cluster {
+    pub masters: Vec<Node>,
+    pub servers: Vec<Node>,
+    pub root: tempfile::TempDir,
+    pub etcd: Etcd,
+    extra: Vec<String>,
+}
+
+impl Cluster {
+    /// Starts etcd, `masters` masters (the first one becomes active) and
+    /// `servers` region servers; `extra` are more `--set` settings.
+    pub fn start(masters: usize, servers: usize, extra: &[&str]) -> Result<Cluster> {
+        let mut c = Cluster {
+            etcd: Etcd::start()?,
+            root: tempfile::tempdir()?,
+            masters: Vec::new(),
+            servers: Vec::new(),
+            extra: extra.iter().map(|s| s.to_string()).collect(),
+        };
+        for i in 0..masters {
+            c.add_master()?;
+            if i == 0 {
+                c.masters[0].wait_line("active on", Duration::from_secs(30))?;
+            }
+        }
+        for _ in 0..servers {
+            c.add_server()?;
+        }
+        Ok(c)
+    }
+
+    /// Starts one more master.
+    pub fn add_master(&mut self) -> Result<()> {
+        let n = Node::spawn("master", &self.etcd.url, self.root.path(), &self.extra)?;
+        n.wait_line("standby", Duration::from_secs(30))?;
+        self.masters.push(n);
+        Ok(())
+    }
+
+    /// Starts one more region server and waits until it serves.
+    pub fn add_server(&mut self) -> Result<()> {
+        let n = Node::spawn(
+            "regionserver",
+            &self.etcd.url,
+            self.root.path(),
+            &self.extra,
+        )?;
+        n.wait_line("listening on", Duration::from_secs(30))?;
+        self.servers.push(n);
+        Ok(())
+    }
+
+    /// Every master's address, comma separated (for `Connection::connect`).
+    pub fn master_addresses(&self) -> String {
+        self.masters
+            .iter()
+            .map(Node::address)
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}
+
+/// Client settings that ride out a failover: many retries, short pauses.
+pub fn client_settings() -> ferrobase_types::Settings {
+    ferrobase_types::Settings {
+        client_retries: 40,
+        client_pause_ms: 20,
+        ..ferrobase_types::Settings::default()
+    }
+}
+
+/// Region counts per region server address, as the master reports them.
+pub async fn region_counts(
+    conn: &ferrobase_client::Connection,
+) -> Result<std::collections::BTreeMap<String, usize>> {
+    let status = conn.admin().cluster_status().await?;
+    Ok(status
+        .servers
+        .iter()
+        .map(|s| (s.server.clone(), s.regions.len()))
+        .collect())
+}
+
+/// Waits (at most 30 s) until the active master sees `n` region servers.
+pub async fn wait_servers(conn: &ferrobase_client::Connection, n: usize) -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match conn.admin().cluster_status().await {
+            Ok(s) if s.servers.len() == n => return Ok(()),
+            _ if Instant::now() > deadline => bail!("the master did not see {n} region servers"),
+            _ => tokio::time::sleep(Duration::from_millis(20)).await,
+        }
+    }
+}

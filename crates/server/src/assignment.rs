@@ -1,0 +1,261 @@
+//! Assignment, the master's half: which live region server holds each
+//! region, repaired by [`Master::reconcile`] and evened out by
+//! [`Master::balance`].
+//!
+//! The truth about where a region is open is what the region servers
+//! report (their load), not what the master remembers: a new active master
+//! learns the cluster by asking, and a region whose server died is simply
+//! not reported any more. Before a region that was on a dead server is
+//! opened elsewhere, that server's WAL is split (recovered edits per
+//! region), so the new owner replays every acknowledged edit.
+//!
+//! ```text
+//! reconcile (every tick, and when servers come or go):
+//!   1. ask every live server which regions it has open → assignments
+//!      (a server that does not answer keeps its regions: it is not dead
+//!      until its etcd lease says so)
+//!   2. WAL directories of servers not registered → split, then removed
+//!   3. regions of enabled tables held by nobody → the least-loaded server
+//! ```
+//!
+//! Every step runs under the DDL lock, so no DDL call sees a half-done
+//! pass. This module never talks to etcd or gRPC itself: only through
+//! [`Coordination`](crate::coordination::Coordination).
+
+use crate::coordination::RegionServerAdmin;
+use crate::error::{Result, ServerError};
+use crate::master::Master;
+use ferrobase_proto::ErrorCode;
+use ferrobase_storage::RegionInfo;
+use ferrobase_storage::wal::split;
+use ferrobase_types::TableDescriptor;
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+impl Master {
+    /// The live server at `address`.
+    pub(crate) fn server_at(&self, address: &str) -> Option<Arc<dyn RegionServerAdmin>> {
+        self.coordination
+            .live_servers()
+            .into_iter()
+            .find(|s| s.address() == address)
+    }
+
+    /// The live server holding region `id`.
+    pub(crate) fn holder(&self, id: u64) -> Result<Arc<dyn RegionServerAdmin>> {
+        let address = self.assignments.lock().get(&id).cloned();
+        address
+            .and_then(|a| self.server_at(&a))
+            .ok_or_else(|| ServerError::not_serving(id))
+    }
+
+    /// Region counts per live server address.
+    fn counts(&self, live: &[Arc<dyn RegionServerAdmin>]) -> HashMap<String, usize> {
+        let mut counts: HashMap<String, usize> =
+            live.iter().map(|s| (s.address(), 0usize)).collect();
+        for address in self.assignments.lock().values() {
+            if let Some(c) = counts.get_mut(address) {
+                *c += 1;
+            }
+        }
+        counts
+    }
+
+    /// Opens `region` on the live server with the fewest regions.
+    pub(crate) fn assign_region(&self, table: &TableDescriptor, region: &RegionInfo) -> Result<()> {
+        let live = self.coordination.live_servers();
+        let counts = self.counts(&live);
+        let server = live
+            .iter()
+            .min_by_key(|s| (counts.get(&s.address()).copied().unwrap_or(0), s.address()))
+            .ok_or_else(|| {
+                ServerError::new(ErrorCode::RegionNotServing, "no live region server")
+            })?;
+        server.open_region(table, region)?;
+        self.assignments.lock().insert(region.id, server.address());
+        tracing::info!(region = %region.name(), server = %server.address(), "assigned region");
+        Ok(())
+    }
+
+    /// Brings the assignments in line with the live servers (see the module
+    /// docs); returns how many regions were opened.
+    pub fn reconcile(&self) -> Result<usize> {
+        let _ddl = self.ddl.lock();
+        let live = self.coordination.live_servers();
+        let mut hosted: HashMap<u64, String> = HashMap::new();
+        let mut silent: HashSet<String> = HashSet::new();
+        for s in &live {
+            match s.try_load() {
+                Ok(load) => {
+                    for r in load.regions {
+                        hosted.insert(r.region_id, s.address());
+                    }
+                }
+                Err(e) => {
+                    tracing::debug!(server = %s.address(), error = %e, "no load");
+                    silent.insert(s.address());
+                }
+            }
+        }
+        {
+            let mut a = self.assignments.lock();
+            a.retain(|_, address| silent.contains(address));
+            a.extend(hosted);
+        }
+        self.split_dead_wals()?;
+        let mut opened = 0;
+        let mut first_err = None;
+        for t in self.meta.snapshot().tables.values() {
+            if !t.enabled {
+                continue;
+            }
+            for r in &t.regions {
+                if self.assignments.lock().contains_key(&r.id) {
+                    continue;
+                }
+                match self.assign_region(&t.descriptor, r) {
+                    Ok(()) => opened += 1,
+                    Err(e) => {
+                        tracing::warn!(region = %r.name(), error = %e, "assignment failed");
+                        first_err.get_or_insert(e);
+                    }
+                }
+            }
+        }
+        match first_err {
+            Some(e) => Err(e),
+            None => Ok(opened),
+        }
+    }
+
+    /// Splits the WAL directory of every server that is not registered,
+    /// then removes it. Fails (so nothing is assigned) if any split fails.
+    fn split_dead_wals(&self) -> Result<()> {
+        let Some(root) = &self.wal_root else {
+            return Ok(());
+        };
+        let io =
+            |e: std::io::Error| ServerError::new(ErrorCode::Io, format!("{}: {e}", root.display()));
+        // List first, ask etcd second: a server registers before it creates
+        // its WAL directory, so every listed directory of a live server is
+        // registered by the time we ask.
+        let mut names = Vec::new();
+        match std::fs::read_dir(root) {
+            Ok(entries) => {
+                for e in entries {
+                    let e = e.map_err(io)?;
+                    if e.file_type().map_err(io)?.is_dir()
+                        && let Some(n) = e.file_name().to_str()
+                    {
+                        names.push(n.to_string());
+                    }
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(io(e)),
+        }
+        if names.is_empty() {
+            return Ok(());
+        }
+        let dead = self.coordination.dead_servers(&names)?;
+        if dead.is_empty() {
+            return Ok(());
+        }
+        let meta = self.meta.snapshot();
+        let dirs: HashMap<u64, PathBuf> = meta
+            .tables
+            .values()
+            .flat_map(|t| t.regions.iter())
+            .map(|r| (r.id, self.data_dir.join(&r.table).join(r.dir_name())))
+            .collect();
+        for name in dead {
+            let dir = root.join(&name);
+            let report = split::split_wal_dir(&dir, &name, &|id| dirs.get(&id).cloned())?;
+            tracing::info!(
+                server = %name, segments = report.segments, edits = report.edits,
+                recovered = report.recovered, regions = report.regions,
+                "split the WAL of a dead region server"
+            );
+            std::fs::remove_dir_all(&dir).map_err(|e| {
+                ServerError::new(ErrorCode::Io, format!("removing {}: {e}", dir.display()))
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Moves regions from the most to the least loaded live servers until
+    /// their region counts differ by at most one; returns how many moved.
+    pub fn balance(&self) -> Result<usize> {
+        let _ddl = self.ddl.lock();
+        let live = self.coordination.live_servers();
+        if live.len() < 2 {
+            return Ok(0);
+        }
+        let meta = self.meta.snapshot();
+        let tables: HashMap<u64, (&TableDescriptor, &RegionInfo)> = meta
+            .tables
+            .values()
+            .filter(|t| t.enabled)
+            .flat_map(|t| t.regions.iter().map(move |r| (r.id, (&t.descriptor, r))))
+            .collect();
+        let mut moved = 0;
+        // Bounded: each move narrows the spread, so this ends well before.
+        for _ in 0..tables.len() {
+            let counts = self.counts(&live);
+            let (Some(max), Some(min)) = (
+                counts.iter().max_by_key(|(a, c)| (**c, (*a).clone())),
+                counts.iter().min_by_key(|(a, c)| (**c, (*a).clone())),
+            ) else {
+                break;
+            };
+            if max.1 - min.1 <= 1 {
+                break;
+            }
+            let (from, to) = (max.0.clone(), min.0.clone());
+            let region = self
+                .assignments
+                .lock()
+                .iter()
+                .filter(|(id, a)| **a == from && tables.contains_key(id))
+                .map(|(id, _)| *id)
+                .max();
+            let Some(id) = region else { break };
+            let Some(&(table, info)) = tables.get(&id) else {
+                break;
+            };
+            self.move_region(table, info, &from, &to)?;
+            moved += 1;
+        }
+        Ok(moved)
+    }
+
+    /// Region move: flush and close on `from`, then open on `to` (back on
+    /// `from` if that fails). Clients see "not serving" meanwhile and retry.
+    fn move_region(
+        &self,
+        table: &TableDescriptor,
+        region: &RegionInfo,
+        from: &str,
+        to: &str,
+    ) -> Result<()> {
+        let (Some(source), Some(target)) = (self.server_at(from), self.server_at(to)) else {
+            return Err(ServerError::not_serving(region.id));
+        };
+        self.assignments.lock().remove(&region.id);
+        source.close_region(region.id)?;
+        match target.open_region(table, region) {
+            Ok(()) => {
+                self.assignments.lock().insert(region.id, to.to_string());
+                tracing::info!(region = %region.name(), from, to, "moved region");
+                Ok(())
+            }
+            Err(e) => {
+                tracing::warn!(region = %region.name(), to, error = %e, "move failed; reopening on the source");
+                source.open_region(table, region)?;
+                self.assignments.lock().insert(region.id, from.to_string());
+                Err(e)
+            }
+        }
+    }
+}

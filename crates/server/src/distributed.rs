@@ -1,0 +1,298 @@
+//! Distributed mode: the `ferrobase master` and `ferrobase regionserver`
+//! processes, wired to etcd ([`crate::etcd`]) and a shared root directory.
+//!
+//! ```text
+//! <root>/meta.json            the meta (active master writes it atomically)
+//! <root>/data/<table>/<region>/…   store files, shared by every server
+//! <root>/wal/<server name>/   one WAL per region server process
+//! ```
+//!
+//! A region server binds its port, registers in etcd under its session
+//! lease, then creates its WAL directory and serves; if its lease is lost
+//! it stops at once without flushing (the master may already be splitting
+//! its WAL and reopening its regions elsewhere). A master campaigns; once
+//! active it loads the meta, serves the `Master` service and runs the
+//! assignment loop (reconcile, balancer, split check). Only `file://`
+//! roots exist today; HDFS and S3 are not built. This module holds no
+//! database logic of its own.
+
+use crate::error::{Result, ServerError};
+use crate::etcd::{self, registry::ServerRecord, remote::EtcdCoordination};
+use crate::master::Master;
+use crate::region_server::RegionServer;
+use crate::service::{admin::RegionAdminService, master::MasterService, region::RegionService};
+use crate::standalone::{MAX_MESSAGE_BYTES, SPLIT_CHECK_INTERVAL};
+use ferrobase_proto::ErrorCode;
+use ferrobase_proto::pb::{
+    master_server::MasterServer, region_admin_server::RegionAdminServer,
+    region_server_server::RegionServerServer,
+};
+use ferrobase_types::Settings;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How often the active master re-reads registrations and reconciles.
+pub const RECONCILE_INTERVAL: Duration = Duration::from_millis(250);
+
+/// What both processes need.
+#[derive(Clone, Debug)]
+pub struct ClusterConfig {
+    /// etcd endpoints, `http://host:port`.
+    pub etcd: Vec<String>,
+    /// The shared root directory (from a `file://` URL).
+    pub root: PathBuf,
+    /// Where to listen (and what to advertise).
+    pub bind: SocketAddr,
+    pub settings: Settings,
+}
+
+/// The directory of a `--root` URL: `file:///abs/dir` (or a plain path).
+/// HDFS and S3 roots are refused with a message saying so.
+pub fn parse_root(url: &str) -> Result<PathBuf> {
+    let bad =
+        |why: &str| ServerError::new(ErrorCode::InvalidRequest, format!("--root '{url}': {why}"));
+    if let Some(path) = url.strip_prefix("file://") {
+        if !path.starts_with('/') {
+            return Err(bad("a file:// root needs an absolute path (file:///dir)"));
+        }
+        return Ok(PathBuf::from(path));
+    }
+    if let Some((scheme, _)) = url.split_once("://") {
+        return Err(bad(&format!(
+            "the {scheme}:// storage backend is not built yet; use a shared directory (file:///dir)"
+        )));
+    }
+    if url.is_empty() {
+        return Err(bad("empty"));
+    }
+    Ok(PathBuf::from(url))
+}
+
+fn io(what: &str, e: impl std::fmt::Display) -> ServerError {
+    ServerError::new(ErrorCode::Io, format!("{what}: {e}"))
+}
+
+async fn spawn_blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T> + Send + 'static,
+) -> Result<T> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| ServerError::new(ErrorCode::Internal, e.to_string()))?
+}
+
+fn lease_ttl(settings: &Settings) -> Duration {
+    Duration::from_millis(settings.etcd_lease_ttl_ms.max(1000))
+}
+
+/// Runs a region server until `shutdown` resolves (then it closes its
+/// regions, flushing them, and deregisters) or its etcd session is lost
+/// (then the process must exit at once: see the module docs).
+/// `on_ready` gets the address once it serves.
+pub async fn run_region_server(
+    cfg: ClusterConfig,
+    on_ready: impl FnOnce(&ServerRecord),
+    shutdown: impl Future<Output = ()>,
+) -> Result<()> {
+    let listener = tokio::net::TcpListener::bind(cfg.bind)
+        .await
+        .map_err(|e| io(&format!("cannot listen on {}", cfg.bind), e))?;
+    let addr = listener.local_addr().map_err(|e| io("local address", e))?;
+    let client = etcd::connect(&cfg.etcd).await?;
+    let session = etcd::session::Session::start(&client, lease_ttl(&cfg.settings)).await?;
+    let start_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    let record = ServerRecord::new(&addr.to_string(), start_ms);
+    // Registered before the WAL directory exists: the master never takes a
+    // live server's WAL directory for a dead one's.
+    etcd::registry::register(&client, session.lease(), &record).await?;
+    let (data, wal) = (
+        cfg.root.join("data"),
+        cfg.root.join("wal").join(&record.name),
+    );
+    let settings = cfg.settings.clone();
+    let rs = spawn_blocking(move || {
+        let rs = RegionServer::open_dirs(&data, &wal, settings)?;
+        rs.set_address(addr.to_string());
+        Ok(rs)
+    })
+    .await?;
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let serve = tokio::spawn(
+        tonic::transport::Server::builder()
+            .tcp_nodelay(true)
+            .add_service(
+                RegionServerServer::new(RegionService(rs.clone()))
+                    .max_decoding_message_size(MAX_MESSAGE_BYTES)
+                    .max_encoding_message_size(MAX_MESSAGE_BYTES),
+            )
+            .add_service(
+                RegionAdminServer::new(RegionAdminService(rs.clone()))
+                    .max_decoding_message_size(MAX_MESSAGE_BYTES)
+                    .max_encoding_message_size(MAX_MESSAGE_BYTES),
+            )
+            .serve_with_incoming_shutdown(
+                tokio_stream::wrappers::TcpListenerStream::new(listener),
+                async {
+                    let _ = rx.await;
+                },
+            ),
+    );
+    let reaper = {
+        let weak = Arc::downgrade(&rs);
+        let period = (rs.scanners().timeout() / 4).max(Duration::from_millis(10));
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(period);
+            loop {
+                tick.tick().await;
+                match weak.upgrade() {
+                    Some(rs) => rs.scanners().reap(),
+                    None => return,
+                };
+            }
+        })
+    };
+    on_ready(&record);
+    let lost = tokio::select! {
+        _ = shutdown => false,
+        _ = session.lost() => true,
+    };
+    if lost {
+        // Fenced: never flush or write again. The caller exits the process.
+        std::mem::forget(rs);
+        return Err(ServerError::new(
+            ErrorCode::Io,
+            "etcd session lost: this region server is considered dead; stopping without flushing",
+        ));
+    }
+    let _ = tx.send(());
+    let _ = tokio::time::timeout(Duration::from_secs(5), serve).await;
+    reaper.abort();
+    spawn_blocking(move || {
+        rs.scanners().reap_all();
+        Ok(rs.engine().close()?)
+    })
+    .await?;
+    session.close().await;
+    Ok(())
+}
+
+/// Runs a master: waits to become active (`on_active` is told when), then
+/// serves until `shutdown` or until its session is lost (an error: the
+/// process must exit, a standby is taking over).
+pub async fn run_master(
+    cfg: ClusterConfig,
+    on_active: impl FnOnce(SocketAddr),
+    shutdown: impl Future<Output = ()>,
+) -> Result<()> {
+    let client = etcd::connect(&cfg.etcd).await?;
+    let session = etcd::session::Session::start(&client, lease_ttl(&cfg.settings)).await?;
+    tokio::pin!(shutdown);
+    let address = cfg.bind.to_string();
+    tokio::select! {
+        r = etcd::election::campaign(&client, session.lease(), &address) => r?,
+        _ = session.lost() => return Err(lost()),
+        _ = &mut shutdown => {
+            session.close().await;
+            return Ok(());
+        }
+    }
+    let listener = tokio::net::TcpListener::bind(cfg.bind)
+        .await
+        .map_err(|e| io(&format!("cannot listen on {}", cfg.bind), e))?;
+    let addr = listener.local_addr().map_err(|e| io("local address", e))?;
+    let coordination = Arc::new(EtcdCoordination::new(
+        client.clone(),
+        tokio::runtime::Handle::current(),
+    ));
+    coordination.refresh().await?;
+    let root = cfg.root.clone();
+    let coord = coordination.clone();
+    let master = spawn_blocking(move || {
+        std::fs::create_dir_all(root.join("wal")).map_err(|e| io("creating the WAL root", e))?;
+        Master::open(&root, &root.join("data"), Some(&root.join("wal")), coord).map(Arc::new)
+    })
+    .await?;
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let serve = tokio::spawn(
+        tonic::transport::Server::builder()
+            .tcp_nodelay(true)
+            .add_service(
+                MasterServer::new(MasterService(master.clone()))
+                    .max_decoding_message_size(MAX_MESSAGE_BYTES)
+                    .max_encoding_message_size(MAX_MESSAGE_BYTES),
+            )
+            .serve_with_incoming_shutdown(
+                tokio_stream::wrappers::TcpListenerStream::new(listener),
+                async {
+                    let _ = rx.await;
+                },
+            ),
+    );
+    tracing::info!(%addr, "active master");
+    on_active(addr);
+    let chores = tokio::spawn(chores(master.clone(), coordination, cfg.settings.clone()));
+    let lost_session = tokio::select! {
+        _ = &mut shutdown => false,
+        _ = session.lost() => true,
+    };
+    chores.abort();
+    if lost_session {
+        std::mem::forget(master);
+        return Err(lost());
+    }
+    let _ = tx.send(());
+    let _ = tokio::time::timeout(Duration::from_secs(5), serve).await;
+    let m = master.clone();
+    let _ = tokio::task::spawn_blocking(move || m.stop()).await;
+    session.close().await;
+    Ok(())
+}
+
+fn lost() -> ServerError {
+    ServerError::new(
+        ErrorCode::Io,
+        "etcd session lost: this master is no longer active; stopping",
+    )
+}
+
+/// The active master's loop: registrations → reconcile; the balancer every
+/// `hbase.balancer.period`; the split check.
+async fn chores(master: Arc<Master>, coordination: Arc<EtcdCoordination>, settings: Settings) {
+    let balance_every = Duration::from_millis(settings.balancer_period_ms.max(100));
+    let mut last_balance = Instant::now();
+    let mut last_split_check = Instant::now();
+    let mut tick = tokio::time::interval(RECONCILE_INTERVAL);
+    loop {
+        tick.tick().await;
+        if let Err(e) = coordination.refresh().await {
+            tracing::warn!(error = %e, "cannot read region server registrations");
+            continue;
+        }
+        let m = master.clone();
+        match spawn_blocking(move || m.reconcile()).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(regions = n, "assigned regions"),
+            Err(e) => tracing::warn!(error = %e, "reconcile incomplete; retrying"),
+        }
+        if last_balance.elapsed() >= balance_every {
+            last_balance = Instant::now();
+            let m = master.clone();
+            match spawn_blocking(move || m.balance()).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(moved = n, "balancer moved regions"),
+                Err(e) => tracing::warn!(error = %e, "balancer stopped early"),
+            }
+        }
+        if last_split_check.elapsed() >= SPLIT_CHECK_INTERVAL {
+            last_split_check = Instant::now();
+            let m = master.clone();
+            let max = settings.max_filesize;
+            let _ = tokio::task::spawn_blocking(move || m.split_oversized(max)).await;
+        }
+    }
+}

@@ -1,0 +1,230 @@
+//! The master's view of region servers in distributed mode: each one is a
+//! [`RemoteRegionServer`] (the `RegionAdmin` gRPC service, called
+//! synchronously from the master's blocking threads), and the set of live
+//! ones comes from etcd registrations ([`EtcdCoordination`]), refreshed in
+//! the background and asked afresh before a WAL split.
+
+use super::Client;
+use super::registry::{self, ServerRecord};
+use crate::coordination::{Coordination, RegionServerAdmin};
+use crate::error::{Result, ServerError};
+use ferrobase_proto::pb::{self, region_admin_client::RegionAdminClient};
+use ferrobase_proto::{ErrorCode, error_code, schema};
+use ferrobase_storage::RegionInfo;
+use ferrobase_types::TableDescriptor;
+use parking_lot::RwLock;
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::runtime::Handle;
+use tonic::transport::{Channel, Endpoint};
+
+/// How long one admin call may take (an open replays recovered edits).
+const ADMIN_CALL_TIMEOUT: Duration = Duration::from_secs(120);
+
+fn status(s: tonic::Status) -> ServerError {
+    ServerError::new(error_code::code_of(&s), s.message().to_string())
+}
+
+/// A region as sent to a region server.
+pub fn region_to_pb(r: &RegionInfo) -> pb::RegionSpec {
+    pb::RegionSpec {
+        id: r.id,
+        table: r.table.clone(),
+        start_key: r.start_key.clone().into(),
+        end_key: r.end_key.clone().into(),
+    }
+}
+
+/// A region as received from the master.
+pub fn region_from_pb(r: &pb::RegionSpec) -> RegionInfo {
+    RegionInfo {
+        id: r.id,
+        table: r.table.clone(),
+        start_key: r.start_key.to_vec(),
+        end_key: r.end_key.to_vec(),
+    }
+}
+
+/// One region server, reached over gRPC.
+pub struct RemoteRegionServer {
+    record: ServerRecord,
+    client: RegionAdminClient<Channel>,
+    handle: Handle,
+}
+
+impl RemoteRegionServer {
+    /// A lazily connected handle on the server of `record`.
+    pub fn new(record: ServerRecord, handle: Handle) -> Result<RemoteRegionServer> {
+        let endpoint = Endpoint::from_shared(format!("http://{}", record.address))
+            .map_err(|e| {
+                ServerError::new(
+                    ErrorCode::InvalidRequest,
+                    format!("bad region server address '{}': {e}", record.address),
+                )
+            })?
+            .connect_timeout(Duration::from_secs(2))
+            .timeout(ADMIN_CALL_TIMEOUT)
+            .tcp_nodelay(true);
+        Ok(RemoteRegionServer {
+            client: RegionAdminClient::new(endpoint.connect_lazy())
+                .max_decoding_message_size(crate::standalone::MAX_MESSAGE_BYTES),
+            record,
+            handle,
+        })
+    }
+
+    fn call<T, F, Fut>(&self, f: F) -> Result<T>
+    where
+        F: FnOnce(RegionAdminClient<Channel>) -> Fut,
+        Fut: Future<Output = std::result::Result<tonic::Response<T>, tonic::Status>>,
+    {
+        self.handle
+            .block_on(f(self.client.clone()))
+            .map(tonic::Response::into_inner)
+            .map_err(status)
+    }
+
+    fn split_req(
+        table: &TableDescriptor,
+        parent: &RegionInfo,
+        daughters: &[RegionInfo],
+    ) -> pb::SplitRegionRequest {
+        pb::SplitRegionRequest {
+            schema: Some(schema::table_to_pb(table)),
+            parent: Some(region_to_pb(parent)),
+            daughters: daughters.iter().map(region_to_pb).collect(),
+        }
+    }
+}
+
+impl RegionServerAdmin for RemoteRegionServer {
+    fn address(&self) -> String {
+        self.record.address.clone()
+    }
+    fn name(&self) -> String {
+        self.record.name.clone()
+    }
+    fn open_region(&self, table: &TableDescriptor, region: &RegionInfo) -> Result<()> {
+        let req = pb::OpenRegionRequest {
+            schema: Some(schema::table_to_pb(table)),
+            region: Some(region_to_pb(region)),
+        };
+        self.call(|mut c| async move { c.open_region(req).await })
+            .map(|_| ())
+    }
+    fn close_region(&self, region: u64) -> Result<()> {
+        let req = pb::RegionIdRequest {
+            region_id: region,
+            major: false,
+        };
+        self.call(|mut c| async move { c.close_region(req).await })
+            .map(|_| ())
+    }
+    fn flush_region(&self, region: u64) -> Result<()> {
+        let req = pb::RegionIdRequest {
+            region_id: region,
+            major: false,
+        };
+        self.call(|mut c| async move { c.flush_region(req).await })
+            .map(|_| ())
+    }
+    fn compact_region(&self, region: u64, major: bool) -> Result<()> {
+        let req = pb::RegionIdRequest {
+            region_id: region,
+            major,
+        };
+        self.call(|mut c| async move { c.compact_region(req).await })
+            .map(|_| ())
+    }
+    fn try_load(&self) -> Result<pb::ServerLoad> {
+        self.call(|mut c| async move { c.get_load(pb::Empty {}).await })
+    }
+    fn load(&self) -> pb::ServerLoad {
+        self.try_load().unwrap_or_else(|_| pb::ServerLoad {
+            server: self.address(),
+            ..Default::default()
+        })
+    }
+    fn split_point(&self, table: &TableDescriptor, parent: &RegionInfo) -> Result<Vec<u8>> {
+        let req = Self::split_req(table, parent, &[]);
+        self.call(|mut c| async move { c.split_point(req).await })
+            .map(|r| r.split_point.to_vec())
+    }
+    fn split_region(
+        &self,
+        table: &TableDescriptor,
+        parent: &RegionInfo,
+        daughters: &[RegionInfo; 2],
+    ) -> Result<()> {
+        let req = Self::split_req(table, parent, daughters);
+        self.call(|mut c| async move { c.split_region(req).await })
+            .map(|_| ())
+    }
+    fn abort_split(&self, table: &TableDescriptor, parent: &RegionInfo) -> Result<()> {
+        let req = Self::split_req(table, parent, &[]);
+        self.call(|mut c| async move { c.abort_split(req).await })
+            .map(|_| ())
+    }
+}
+
+/// Live region servers from etcd registrations.
+pub struct EtcdCoordination {
+    client: Client,
+    handle: Handle,
+    servers: RwLock<Vec<Arc<RemoteRegionServer>>>,
+}
+
+impl EtcdCoordination {
+    /// Coordination through `client`; call [`refresh`](Self::refresh)
+    /// periodically (the distributed master does).
+    pub fn new(client: Client, handle: Handle) -> EtcdCoordination {
+        EtcdCoordination {
+            client,
+            handle,
+            servers: RwLock::new(Vec::new()),
+        }
+    }
+
+    /// Re-reads the registrations; keeps the handles (and channels) of
+    /// servers still registered. Returns whether the set changed.
+    pub async fn refresh(&self) -> Result<bool> {
+        let records = registry::list(&self.client).await?;
+        let old = self.servers.read().clone();
+        let mut next = Vec::with_capacity(records.len());
+        for r in records {
+            match old.iter().find(|s| s.record == r) {
+                Some(s) => next.push(s.clone()),
+                None => next.push(Arc::new(RemoteRegionServer::new(r, self.handle.clone())?)),
+            }
+        }
+        let changed =
+            next.len() != old.len() || next.iter().zip(&old).any(|(a, b)| a.record != b.record);
+        *self.servers.write() = next;
+        Ok(changed)
+    }
+}
+
+impl Coordination for EtcdCoordination {
+    fn live_servers(&self) -> Vec<Arc<dyn RegionServerAdmin>> {
+        self.servers
+            .read()
+            .iter()
+            .map(|s| s.clone() as Arc<dyn RegionServerAdmin>)
+            .collect()
+    }
+
+    fn dead_servers(&self, candidates: &[String]) -> Result<Vec<String>> {
+        let live: HashSet<String> = self
+            .handle
+            .block_on(registry::list(&self.client))?
+            .into_iter()
+            .map(|r| r.name)
+            .collect();
+        Ok(candidates
+            .iter()
+            .filter(|c| !live.contains(*c))
+            .cloned()
+            .collect())
+    }
+}

@@ -1,0 +1,90 @@
+//! A session: one etcd lease kept alive in the background, and a signal
+//! when it is lost. Whoever holds keys under it (a region server's
+//! registration, a master's election key) must stop acting on them once
+//! the session is lost, because the cluster already considers it dead.
+
+use super::{Client, err};
+use crate::error::Result;
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+/// A live lease.
+pub struct Session {
+    lease: i64,
+    lost: watch::Receiver<bool>,
+    keeper: JoinHandle<()>,
+    client: Client,
+}
+
+impl Session {
+    /// Grants a lease of `ttl` (rounded up to whole seconds, at least 1)
+    /// and renews it every third of its TTL.
+    pub async fn start(client: &Client, ttl: Duration) -> Result<Session> {
+        let mut client = client.clone();
+        let secs = ttl.as_millis().div_ceil(1000).max(1) as i64;
+        let lease = client
+            .lease_grant(secs, None)
+            .await
+            .map_err(err("lease grant"))?
+            .id();
+        let (keeper, mut stream) = client
+            .lease_keep_alive(lease)
+            .await
+            .map_err(err("lease keep-alive"))?;
+        let (tx, lost) = watch::channel(false);
+        let period = Duration::from_millis((secs as u64 * 1000) / 3);
+        let ttl = Duration::from_secs(secs as u64);
+        let mut c2 = client.clone();
+        let keeper = tokio::spawn(async move {
+            let mut keeper = keeper;
+            let mut last_ok = Instant::now();
+            loop {
+                let renewed = async {
+                    keeper.keep_alive().await.ok()?;
+                    stream.message().await.ok()?.map(|r| r.ttl())
+                };
+                match tokio::time::timeout(period, renewed).await {
+                    Ok(Some(t)) if t > 0 => last_ok = Instant::now(),
+                    Ok(Some(_)) => break, // etcd says the lease is gone
+                    _ => {
+                        // A broken stream: open a new one while time is left.
+                        if let Ok((k, s)) = c2.lease_keep_alive(lease).await {
+                            keeper = k;
+                            stream = s;
+                        }
+                    }
+                }
+                if last_ok.elapsed() >= ttl {
+                    break;
+                }
+                tokio::time::sleep(period).await;
+            }
+            tracing::error!(lease, "etcd session lost");
+            let _ = tx.send(true);
+        });
+        Ok(Session {
+            lease,
+            lost,
+            keeper,
+            client,
+        })
+    }
+
+    /// The lease id.
+    pub fn lease(&self) -> i64 {
+        self.lease
+    }
+
+    /// Resolves when the lease is lost.
+    pub async fn lost(&self) {
+        let mut rx = self.lost.clone();
+        let _ = rx.wait_for(|lost| *lost).await;
+    }
+
+    /// Revokes the lease (its keys disappear at once) and stops renewing.
+    pub async fn close(mut self) {
+        self.keeper.abort();
+        let _ = self.client.lease_revoke(self.lease).await;
+    }
+}

@@ -1,0 +1,152 @@
+//! `help`, `help "COMMAND"` and `help "GROUP"`: the command groups and
+//! each command's usage with examples, in the HBase shell's words.
+
+use super::{COMMANDS, Reply, arity, closest};
+use crate::value::Value;
+use crate::{ShellError, arg_err};
+
+const GROUPS: &[&str] = &["general", "ddl", "dml", "tools"];
+
+/// Usage text of each command.
+fn usage(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "status" => {
+            "Show cluster status. Can be 'summary', 'simple', or 'detailed'. The\ndefault is 'summary'. Examples:\n\n  hbase> status\n  hbase> status 'simple'\n  hbase> status 'detailed'\n"
+        }
+        "version" => "Output this HBase version\n",
+        "whoami" => "Show the current hbase user.\nSyntax : whoami\n",
+        "help" => {
+            "Show help: 'help' lists commands, 'help \"COMMAND\"' shows one command,\n'help \"GROUP\"' shows a group's commands.\n"
+        }
+        "exit" | "quit" => "Leave the shell.\n",
+        "alter" => {
+            "Alter a table. Add or modify a column family by giving a dict with NAME;\ndelete one with METHOD => 'delete'. Examples:\n\n  hbase> alter 't1', NAME => 'f1', VERSIONS => 5\n  hbase> alter 't1', 'f2'\n  hbase> alter 't1', {NAME => 'f1', COMPRESSION => 'SNAPPY'}, {NAME => 'f3'}\n  hbase> alter 't1', NAME => 'f1', METHOD => 'delete'\n  hbase> alter 't1', 'delete' => 'f1'\n"
+        }
+        "create" => {
+            "Creates a table. Pass a table name, and a set of column family\nspecifications (at least one), and, optionally, table configuration.\nColumn specification can be a simple string (name), or a dictionary\n(dictionaries are described below in main help output), necessarily\nincluding NAME attribute.\nExamples:\n\n  hbase> create 't1', {NAME => 'f1', VERSIONS => 5}\n  hbase> create 't1', {NAME => 'f1'}, {NAME => 'f2'}, {NAME => 'f3'}\n  hbase> create 't1', 'f1', 'f2', 'f3'\n  hbase> create 't1', {NAME => 'f1', VERSIONS => 1, TTL => 2592000, BLOCKCACHE => true}\n  hbase> create 't1', 'f1', SPLITS => ['10', '20', '30', '40']\n  hbase> create 't1', 'f1', {NUMREGIONS => 15, SPLITALGO => 'HexStringSplit'}\n  hbase> create 't1', 'f1', {DURABILITY => 'ASYNC_WAL'}\n\nFamily attributes: NAME, VERSIONS, MIN_VERSIONS, TTL, BLOCKSIZE, BLOCKCACHE,\nBLOOMFILTER, COMPRESSION, DATA_BLOCK_ENCODING, IN_MEMORY, KEEP_DELETED_CELLS.\n"
+        }
+        "describe" | "desc" => {
+            "Describe the named table. For example:\n  hbase> describe 't1'\n\nAlternatively, you can use the abbreviated 'desc' for the same thing.\n  hbase> desc 't1'\n"
+        }
+        "disable" => "Start disable of named table:\n  hbase> disable 't1'\n",
+        "drop" => "Drop the named table. Table must first be disabled:\n  hbase> drop 't1'\n",
+        "enable" => "Start enable of named table:\n  hbase> enable 't1'\n",
+        "exists" => "Does the named table exist?\n  hbase> exists 't1'\n",
+        "is_disabled" => "Is named table disabled? For example:\n  hbase> is_disabled 't1'\n",
+        "is_enabled" => "Is named table enabled? For example:\n  hbase> is_enabled 't1'\n",
+        "list" => {
+            "List all user tables. Optional regular expression parameter could\nbe used to filter the output. Examples:\n\n  hbase> list\n  hbase> list 'abc.*'\n"
+        }
+        "append" => {
+            "Appends a cell 'value' at specified table/row/column coordinates.\n\n  hbase> append 't1', 'r1', 'c1', 'value'\n"
+        }
+        "count" => {
+            "Count the number of rows in a table. Current count is shown every 1000\nrows by default; the interval may be given. Examples:\n\n  hbase> count 't1'\n  hbase> count 't1', INTERVAL => 100000\n  hbase> count 't1', CACHE => 1000\n  hbase> count 't1', INTERVAL => 10, CACHE => 1000\n"
+        }
+        "delete" => {
+            "Put a delete cell value at specified table/row/column and optionally\ntimestamp coordinates. Deletes every version of the column at or below\nthe timestamp. Examples:\n\n  hbase> delete 't1', 'r1', 'c1', ts1\n  hbase> delete 't1', 'r1', 'c1'\n"
+        }
+        "deleteall" => {
+            "Delete all cells in a given row; pass a table name, row, and optionally\na column and timestamp. Examples:\n\n  hbase> deleteall 't1', 'r1'\n  hbase> deleteall 't1', 'r1', 'c1'\n  hbase> deleteall 't1', 'r1', 'c1', ts1\n"
+        }
+        "get" => {
+            "Get row or cell contents; pass table name, row, and optionally\na dictionary of column(s), timestamp, timerange, versions and filter.\nExamples:\n\n  hbase> get 't1', 'r1'\n  hbase> get 't1', 'r1', {TIMERANGE => [ts1, ts2]}\n  hbase> get 't1', 'r1', {COLUMN => 'c1'}\n  hbase> get 't1', 'r1', {COLUMN => ['c1', 'c2', 'c3']}\n  hbase> get 't1', 'r1', {COLUMN => 'c1', TIMESTAMP => ts1}\n  hbase> get 't1', 'r1', {COLUMN => 'c1', TIMERANGE => [ts1, ts2], VERSIONS => 4}\n  hbase> get 't1', 'r1', {FILTER => \"ValueFilter(=, 'binary:abc')\"}\n  hbase> get 't1', 'r1', 'c1'\n  hbase> get 't1', 'r1', 'c1', 'c2'\n  hbase> get 't1', 'r1', ['c1', 'c2']\n"
+        }
+        "get_counter" => {
+            "Return a counter cell value at specified table/row/column coordinates.\nA counter cell should be managed with atomic increment functions on HBase\nand the data should be binary encoded (as long value). Example:\n\n  hbase> get_counter 't1', 'r1', 'c1'\n"
+        }
+        "incr" => {
+            "Increments a cell 'value' at specified table/row/column coordinates.\nExamples:\n\n  hbase> incr 't1', 'r1', 'c1'\n  hbase> incr 't1', 'r1', 'c1', 1\n  hbase> incr 't1', 'r1', 'c1', 10\n"
+        }
+        "put" => {
+            "Put a cell 'value' at specified table/row/column and optionally\ntimestamp coordinates. Examples:\n\n  hbase> put 't1', 'r1', 'c1', 'value'\n  hbase> put 't1', 'r1', 'c1', 'value', ts1\n  hbase> put 't1', \"r\\x00\\x01\", 'c1', \"\\xFF\"\n"
+        }
+        "scan" => {
+            "Scan a table; pass table name and optionally a dictionary of scanner\nspecifications: STARTROW, STOPROW, ROWPREFIXFILTER, COLUMNS, LIMIT,\nVERSIONS, TIMESTAMP, TIMERANGE, REVERSED, FILTER, CACHE.\nExamples:\n\n  hbase> scan 't1'\n  hbase> scan 't1', {COLUMNS => ['c1', 'c2'], LIMIT => 10, STARTROW => 'xyz'}\n  hbase> scan 't1', {ROWPREFIXFILTER => 'row2', REVERSED => true}\n  hbase> scan 't1', {COLUMNS => 'c1', TIMERANGE => [1303668804000, 1303668904000]}\n  hbase> scan 't1', {FILTER => \"(PrefixFilter ('row2') AND\n    (QualifierFilter (>=, 'binary:xyz'))) AND (TimestampsFilter ( 123, 456))\"}\n"
+        }
+        "truncate" => {
+            "Deletes every row of the specified table, keeping its schema and splits.\n  hbase> truncate 't1'\n"
+        }
+        "compact" => {
+            "Compact all regions in a table, or one region by its id:\n  hbase> compact 't1'\n  hbase> compact '1234'\n"
+        }
+        "flush" => {
+            "Flush all regions in passed table or pass a region id to flush an\nindividual region. For example:\n\n  hbase> flush 't1'\n  hbase> flush '1234'\n"
+        }
+        "major_compact" => {
+            "Run major compaction on passed table or pass a region id to major\ncompact an individual region:\n\n  hbase> major_compact 't1'\n  hbase> major_compact '1234'\n"
+        }
+        "split" => {
+            "Split entire table or pass a region id to split individual region. With\nthe second parameter, you can specify an explicit split key for the region.\nExamples:\n\n  hbase> split 't1'\n  hbase> split '1234'\n  hbase> split 't1', 'splitKey'\n"
+        }
+        _ => return None,
+    })
+}
+
+fn group_commands(group: &str) -> Vec<&'static str> {
+    COMMANDS
+        .iter()
+        .filter(|(_, g)| *g == group)
+        .map(|(n, _)| *n)
+        .collect()
+}
+
+pub fn help(args: &[Value], out: &mut String) -> Result<Reply, ShellError> {
+    arity("help", args, 0..=1)?;
+    let Some(topic) = args.first() else {
+        out.push_str(&format!(
+            "ferrobase shell, version {}\nType 'help \"COMMAND\"', (e.g. 'help \"get\"' -- the quotes are necessary) for help on a specific command.\nCommands are grouped. Type 'help \"COMMAND_GROUP\"', (e.g. 'help \"general\"') for help on a command group.\n\nCOMMAND GROUPS:\n",
+            env!("CARGO_PKG_VERSION")
+        ));
+        for g in GROUPS {
+            out.push_str(&format!(
+                "  Group name: {g}\n  Commands: {}\n\n",
+                group_commands(g).join(", ")
+            ));
+        }
+        out.push_str("SHELL USAGE:\nQuote all names in the shell, such as table and column names. Commas\ndelimit command parameters. Type <RETURN> after entering a command to run it.\nDictionaries of configuration used in the creation and alteration of tables\nare Ruby Hashes. They look like this:\n\n  {'key1' => 'value1', 'key2' => 'value2', ...}\n\nBinary keys and values are written in double quotes with \\xNN escapes,\ne.g. \"\\x00\\x01\"; output shows them the same way.\n");
+        return Ok(Reply::Done {
+            value: None,
+            timed: false,
+        });
+    };
+    let topic = topic.text("help topic")?;
+    if GROUPS.contains(&topic.as_str()) {
+        out.push_str(&format!("Command: group '{topic}'\n"));
+        for c in group_commands(&topic) {
+            out.push_str(&format!("\nCommand: {c}\n{}", usage(c).unwrap_or("")));
+        }
+        return Ok(Reply::Done {
+            value: None,
+            timed: false,
+        });
+    }
+    match usage(&topic) {
+        Some(u) => {
+            out.push_str(u);
+            Ok(Reply::Done {
+                value: None,
+                timed: false,
+            })
+        }
+        None => arg_err(format!(
+            "no help for '{topic}': it is not a command or group{}",
+            closest(&topic)
+                .map(|c| format!("; did you mean '{c}'?"))
+                .unwrap_or_default()
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_command_has_usage() {
+        for (c, g) in COMMANDS {
+            assert!(usage(c).is_some(), "{c}");
+            assert!(GROUPS.contains(g), "{g}");
+        }
+    }
+}

@@ -1,0 +1,132 @@
+//! Tools and general commands: flush, compact, major_compact, split,
+//! status (`'summary'`, `'simple'`, `'detailed'`), version, whoami.
+//!
+//! Status figures come from the master's cluster status as they are; this
+//! module only lays them out the way HBase's `status` does.
+
+use super::{Reply, arity, table_name};
+use crate::session::Shell;
+use crate::value::Value;
+use crate::{ShellError, arg_err};
+use std::fmt::Write as _;
+
+pub async fn flush(shell: &mut Shell, args: &[Value]) -> Result<Reply, ShellError> {
+    arity("flush", args, 1..=1)?;
+    shell.admin.flush(&table_name("flush", args)?).await?;
+    Ok(Reply::timed())
+}
+
+pub async fn compact(shell: &mut Shell, args: &[Value], major: bool) -> Result<Reply, ShellError> {
+    let command = if major { "major_compact" } else { "compact" };
+    arity(command, args, 1..=1)?;
+    let target = table_name(command, args)?;
+    if major {
+        shell.admin.major_compact(&target).await?;
+    } else {
+        shell.admin.compact(&target).await?;
+    }
+    Ok(Reply::timed())
+}
+
+pub async fn split(shell: &mut Shell, args: &[Value]) -> Result<Reply, ShellError> {
+    arity("split", args, 1..=2)?;
+    let target = table_name("split", args)?;
+    let point = args.get(1).map(|v| v.bytes("split point")).transpose()?;
+    shell.admin.split(&target, point.map(Into::into)).await?;
+    Ok(Reply::timed())
+}
+
+fn mb(bytes: u64) -> u64 {
+    bytes / (1024 * 1024)
+}
+
+pub async fn status(
+    shell: &mut Shell,
+    args: &[Value],
+    out: &mut String,
+) -> Result<Reply, ShellError> {
+    arity("status", args, 0..=1)?;
+    let format = match args.first() {
+        Some(v) => v.text("status format")?,
+        None => "summary".to_string(),
+    };
+    if !matches!(format.as_str(), "summary" | "simple" | "detailed") {
+        return arg_err(format!(
+            "unknown status format '{format}'; valid formats: summary, simple, detailed"
+        ));
+    }
+    let st = shell.admin.cluster_status().await?;
+    let regions: usize = st.servers.iter().map(|s| s.regions.len()).sum();
+    let servers = st.servers.len();
+    let load = if servers == 0 {
+        0.0
+    } else {
+        regions as f64 / servers as f64
+    };
+    if format == "summary" {
+        let _ = writeln!(
+            out,
+            "1 active master, 0 backup masters, {servers} servers, 0 dead, {load:.4} average load"
+        );
+        return Ok(Reply::timed());
+    }
+    if format == "detailed" {
+        let _ = writeln!(out, "version {}", env!("CARGO_PKG_VERSION"));
+        out.push_str("0 regionsInTransition\n");
+    }
+    let _ = writeln!(out, "active master:  {}", shell.address);
+    out.push_str("0 backup masters\n");
+    let _ = writeln!(out, "{servers} live servers");
+    for s in &st.servers {
+        let files: u64 = s.regions.iter().map(|r| r.store_files).sum();
+        let file_bytes: u64 = s.regions.iter().map(|r| r.store_file_bytes).sum();
+        let reads: u64 = s.regions.iter().map(|r| r.read_requests).sum();
+        let writes: u64 = s.regions.iter().map(|r| r.write_requests).sum();
+        let _ = writeln!(out, "    {}", s.server);
+        let _ = writeln!(
+            out,
+            "        numberOfOnlineRegions={}, numberOfStorefiles={files}, storefileSizeMB={}, memstoreSizeMB={}, readRequestsCount={reads}, writeRequestsCount={writes}",
+            s.regions.len(),
+            mb(file_bytes),
+            mb(s.global_memstore_bytes),
+        );
+        if format == "detailed" {
+            for r in &s.regions {
+                let _ = writeln!(out, "        \"{}\":", r.name);
+                let _ = writeln!(
+                    out,
+                    "            numberOfStorefiles={}, storefileSizeMB={}, memstoreSizeMB={}, readRequestsCount={}, writeRequestsCount={}",
+                    r.store_files,
+                    mb(r.store_file_bytes),
+                    mb(r.memstore_bytes),
+                    r.read_requests,
+                    r.write_requests
+                );
+            }
+        }
+    }
+    out.push_str("0 dead servers\n");
+    if format == "simple" {
+        let _ = writeln!(out, "Aggregate load: 0, regions: {regions}");
+    }
+    Ok(Reply::timed())
+}
+
+pub fn version(args: &[Value], out: &mut String) -> Result<Reply, ShellError> {
+    arity("version", args, 0..=0)?;
+    let _ = writeln!(
+        out,
+        "{}, ferrobase (HBase 2 shell syntax)",
+        env!("CARGO_PKG_VERSION")
+    );
+    Ok(Reply::timed())
+}
+
+pub fn whoami(args: &[Value], out: &mut String) -> Result<Reply, ShellError> {
+    arity("whoami", args, 0..=0)?;
+    let user = std::env::var("USER")
+        .or_else(|_| std::env::var("LOGNAME"))
+        .unwrap_or_else(|_| "unknown".into());
+    let _ = writeln!(out, "{user} (auth:SIMPLE)\n    groups: {user}");
+    Ok(Reply::timed())
+}

@@ -1,0 +1,281 @@
+//! WAL split: the edits a dead region server left in its WAL directory,
+//! regrouped by region as "recovered edits" files that the region's next
+//! owner replays before it serves.
+//!
+//! ```text
+//! wal/<dead server>/wal-…01.log  ─┐  read every segment in order
+//! wal/<dead server>/wal-…02.log  ─┘  (no lock taken, nothing written there)
+//!        │ group by region, keep seq > region's flushed seq (its MANIFEST)
+//!        ▼
+//! data/<table>/<region>/recovered.edits/<dead server>.wal   one per region
+//! ```
+//!
+//! A recovered edits file has the segment format (header, then checksummed
+//! records) and is published atomically (temp file, fsync, rename, fsync
+//! the directory), so a reader finds it whole or not at all: any damage in
+//! it is corruption. In the dead server's WAL only the last segment may end
+//! in a torn record (the crash cut a write short); that tail was never
+//! acknowledged and is dropped; damage anywhere else is an error, never
+//! skipped. This module never deletes a WAL directory (the master does,
+//! once every region's file is durable) and never opens a region.
+
+use super::WalEdit;
+use super::reader::{Next, Opened, SegmentReader};
+use super::{record, segment};
+use crate::error::{Result, StorageError};
+use crate::region::manifest::Manifest;
+use bytes::Bytes;
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Directory, inside a region's directory, of its recovered edits.
+pub const RECOVERED_EDITS_DIR: &str = "recovered.edits";
+/// Extension of a recovered edits file.
+pub const RECOVERED_EDITS_EXT: &str = "wal";
+
+/// What a split did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SplitReport {
+    /// Segments read.
+    pub segments: usize,
+    /// Edits read (all regions).
+    pub edits: u64,
+    /// Edits written to recovered edits files (newer than the flush).
+    pub recovered: u64,
+    /// Regions that got a recovered edits file.
+    pub regions: usize,
+    /// Regions the WAL names but `region_dir` did not know (dropped).
+    pub unknown_regions: usize,
+    /// A torn tail of the last segment that was dropped.
+    pub torn_tail: Option<String>,
+}
+
+/// Calls `f` for every edit in the segments of `wal_dir`, in order. A torn
+/// tail of the last segment ends reading (and is returned); any other
+/// damage is [`StorageError::Corrupt`].
+pub fn read_wal_dir(
+    wal_dir: &Path,
+    f: &mut dyn FnMut(WalEdit) -> Result<()>,
+) -> Result<(usize, Option<String>)> {
+    let segments = segment::list(wal_dir)?;
+    let last = segments.len().saturating_sub(1);
+    for (i, (_, path)) in segments.iter().enumerate() {
+        if let Some(torn) = read_file(path, i == last, f)? {
+            return Ok((segments.len(), Some(torn)));
+        }
+    }
+    Ok((segments.len(), None))
+}
+
+/// Reads one segment-format file; `tolerate_tail`: a bad frame with no
+/// valid frame after it ends reading instead of failing.
+fn read_file(
+    path: &Path,
+    tolerate_tail: bool,
+    f: &mut dyn FnMut(WalEdit) -> Result<()>,
+) -> Result<Option<String>> {
+    let file = File::open(path).map_err(|e| StorageError::io(path, e))?;
+    let mut reader = match SegmentReader::open(path, file, None)? {
+        Opened::Reader(r) => r,
+        Opened::Short(_) if tolerate_tail => return Ok(Some("segment without header".into())),
+        Opened::Short(len) => {
+            return Err(StorageError::corrupt(
+                path,
+                0,
+                format!("file of {len} bytes is shorter than its header"),
+            ));
+        }
+        Opened::BadHeader(why) => return Err(StorageError::corrupt(path, 0, why)),
+    };
+    loop {
+        match reader.next()? {
+            Next::End => return Ok(None),
+            Next::Record { offset } => {
+                let edit =
+                    record::decode(&Bytes::copy_from_slice(reader.payload())).ok_or_else(|| {
+                        StorageError::corrupt(
+                            path,
+                            offset,
+                            "record passes its CRC but is not a valid edit",
+                        )
+                    })?;
+                f(edit)?;
+            }
+            Next::Bad { offset, reason } if tolerate_tail => {
+                let torn = format!("{}: {reason} at offset {offset}", path.display());
+                tracing::warn!(%torn, "WAL split: dropping the torn tail of the last segment");
+                return Ok(Some(torn));
+            }
+            Next::Bad { offset, reason } => {
+                return Err(StorageError::corrupt(path, offset, reason));
+            }
+        }
+    }
+}
+
+/// Splits the WAL in `wal_dir` (of the server called `server`): for each
+/// region, the edits newer than its manifest's flushed sequence id go to
+/// `<region dir>/recovered.edits/<server>.wal`. `region_dir` maps a region
+/// id to its directory, `None` for a region that no longer exists.
+/// Idempotent: a second split of the same directory rewrites the same files.
+pub fn split_wal_dir(
+    wal_dir: &Path,
+    server: &str,
+    region_dir: &dyn Fn(u64) -> Option<PathBuf>,
+) -> Result<SplitReport> {
+    let mut by_region: BTreeMap<u64, Vec<WalEdit>> = BTreeMap::new();
+    let mut report = SplitReport::default();
+    let (segments, torn) = read_wal_dir(wal_dir, &mut |edit| {
+        report.edits += 1;
+        by_region.entry(edit.region_id).or_default().push(edit);
+        Ok(())
+    })?;
+    report.segments = segments;
+    report.torn_tail = torn;
+    for (region, edits) in by_region {
+        let Some(dir) = region_dir(region) else {
+            report.unknown_regions += 1;
+            continue;
+        };
+        let flushed = Manifest::load(&dir)?.map(|m| m.flushed_seq).unwrap_or(0);
+        let keep: Vec<&WalEdit> = edits.iter().filter(|e| e.seq > flushed).collect();
+        if keep.is_empty() {
+            continue;
+        }
+        write_recovered(&dir, server, &keep)?;
+        report.recovered += keep.len() as u64;
+        report.regions += 1;
+    }
+    Ok(report)
+}
+
+fn write_recovered(region_dir: &Path, server: &str, edits: &[&WalEdit]) -> Result<()> {
+    let dir = region_dir.join(RECOVERED_EDITS_DIR);
+    crate::region::mkdir(&dir)?;
+    let path = dir.join(format!("{server}.{RECOVERED_EDITS_EXT}"));
+    let tmp = dir.join(format!("{server}.{RECOVERED_EDITS_EXT}.tmp"));
+    let mut buf = segment::header().to_vec();
+    for e in edits {
+        record::encode(e, &mut buf).map_err(|t| {
+            StorageError::corrupt(&path, 0, format!("edit of {} bytes is too large", t.0))
+        })?;
+    }
+    let mut f = File::create(&tmp).map_err(|e| StorageError::io(&tmp, e))?;
+    f.write_all(&buf).map_err(|e| StorageError::io(&tmp, e))?;
+    f.sync_all().map_err(|e| StorageError::io(&tmp, e))?;
+    drop(f);
+    std::fs::rename(&tmp, &path).map_err(|e| StorageError::io(&path, e))?;
+    segment::sync_dir(&dir)
+}
+
+/// The recovered edits files of the region in `region_dir`, oldest name
+/// first (empty when there are none).
+pub fn recovered_files(region_dir: &Path) -> Result<Vec<PathBuf>> {
+    let dir = region_dir.join(RECOVERED_EDITS_DIR);
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(StorageError::io(&dir, e)),
+    };
+    let mut out = Vec::new();
+    for entry in entries {
+        let path = entry.map_err(|e| StorageError::io(&dir, e))?.path();
+        if path.extension().and_then(|x| x.to_str()) == Some(RECOVERED_EDITS_EXT) {
+            out.push(path);
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Calls `f` for every edit of one recovered edits file, in order.
+pub fn read_recovered(path: &Path, f: &mut dyn FnMut(WalEdit) -> Result<()>) -> Result<()> {
+    read_file(path, false, f).map(|_| ())
+}
+
+/// Removes a replayed recovered edits file, durably.
+pub fn remove_recovered(path: &Path) -> Result<()> {
+    std::fs::remove_file(path).map_err(|e| StorageError::io(path, e))?;
+    match path.parent() {
+        Some(dir) => segment::sync_dir(dir),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::wal::{Wal, WalOptions};
+    use crate::wal::{WalCell, WalFamily};
+    use ferrobase_types::{CellType, Durability};
+
+    fn edit(region_id: u64, seq: u64) -> WalEdit {
+        WalEdit {
+            region_id,
+            seq,
+            row: Bytes::from(format!("row-{seq}")),
+            families: vec![WalFamily {
+                family: Bytes::from_static(b"f"),
+                cells: vec![WalCell {
+                    qualifier: Bytes::from_static(b"q"),
+                    timestamp: seq,
+                    cell_type: CellType::Put,
+                    value: Bytes::from_static(b"v"),
+                }],
+            }],
+        }
+    }
+
+    #[test]
+    fn splits_by_region_skipping_flushed_and_unknown_regions() {
+        let tmp = tempfile::tempdir().unwrap();
+        let wal_dir = tmp.path().join("wal");
+        {
+            let wal = Wal::open(&wal_dir, WalOptions::default()).unwrap();
+            let mut edits = Vec::new();
+            for seq in 1..=5 {
+                for region in [1u64, 2, 3] {
+                    edits.push(edit(region, seq));
+                }
+            }
+            wal.append(&edits, Durability::SyncWal).unwrap();
+            // Dropped without close would also do: a crash leaves the same.
+        }
+        let r1 = tmp.path().join("r1");
+        let r2 = tmp.path().join("r2");
+        std::fs::create_dir_all(&r2).unwrap();
+        Manifest {
+            flushed_seq: 3,
+            ..Manifest::default()
+        }
+        .store(&r2)
+        .unwrap();
+        let dirs = |id: u64| match id {
+            1 => Some(r1.clone()),
+            2 => Some(r2.clone()),
+            _ => None,
+        };
+        let report = split_wal_dir(&wal_dir, "rs-a", &dirs).unwrap();
+        assert_eq!(report.edits, 15);
+        assert_eq!(report.recovered, 5 + 2);
+        assert_eq!(report.unknown_regions, 1);
+        let files = recovered_files(&r2).unwrap();
+        assert_eq!(files.len(), 1);
+        let mut seqs = Vec::new();
+        read_recovered(&files[0], &mut |e| {
+            assert_eq!(e.region_id, 2);
+            seqs.push(e.seq);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(seqs, vec![4, 5]);
+        // Idempotent: splitting again rewrites the same file.
+        split_wal_dir(&wal_dir, "rs-a", &dirs).unwrap();
+        assert_eq!(recovered_files(&r1).unwrap().len(), 1);
+        remove_recovered(&files[0]).unwrap();
+        assert!(recovered_files(&r2).unwrap().is_empty());
+    }
+}
