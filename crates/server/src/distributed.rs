@@ -296,3 +296,28 @@ async fn chores(master: Arc<Master>, coordination: Arc<EtcdCoordination>, settin
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roots_other_than_a_directory_are_refused_by_name() {
+        assert_eq!(
+            parse_root("file:///shared/fb").ok(),
+            Some(PathBuf::from("/shared/fb"))
+        );
+        for (url, says) in [
+            ("hdfs://nn:8020/fb", "hdfs:// storage backend is not built"),
+            ("s3://bucket/fb", "s3:// storage backend is not built"),
+            ("file://relative", "absolute path"),
+            ("", "empty"),
+        ] {
+            let e = parse_root(url)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(e.contains(says), "{url}: {e}");
+        }
+    }
+}

@@ -3,8 +3,11 @@
 //! assignment, cluster status), the coordination trait between them, the
 //! gRPC services, and standalone mode that runs them all in one process.
 //!
-//! Layout: [`region_server`], [`master`], [`meta`], [`coordination`],
-//! [`service`], [`standalone`]; helpers [`handler_pool`],
+//! Layout: [`region_server`], [`master`] (with [`assignment`]: reconcile,
+//! balancer, WAL split of dead servers), [`meta`], [`coordination`],
+//! [`service`], [`standalone`], and distributed mode: [`etcd`] (sessions,
+//! registration, election, remote region servers) and [`distributed`] (the
+//! master and region server processes); helpers [`handler_pool`],
 //! [`scanner_leases`], [`row_lock`], [`splits`], [`error`]. This crate
 //! never reaches into the engine's internals: only the storage crate's
 //! public API.

@@ -102,7 +102,7 @@ impl Value {
     pub fn uint(&self, what: &str) -> Result<u64, ShellError> {
         let n = self.int(what)?;
         u64::try_from(n)
-            .map_err(|_| ShellError::Argument(format!("{what} must not be negative, not {n}")))
+            .map_err(|_| ShellError::Argument(format!("{what} must be 0 or more, not {n}")))
     }
 
     /// `true`/`false` (bare or quoted).

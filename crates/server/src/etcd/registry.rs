@@ -1,5 +1,5 @@
 //! Region server registration: one key per live server under
-//! [`RS_PREFIX`](super::RS_PREFIX), held by the server's session lease.
+//! [`super::RS_PREFIX`], held by the server's session lease.
 
 use super::{Client, RS_PREFIX, err};
 use crate::error::{Result, ServerError};

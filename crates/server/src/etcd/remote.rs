@@ -21,6 +21,8 @@ use tonic::transport::{Channel, Endpoint};
 
 /// How long one admin call may take (an open replays recovered edits).
 const ADMIN_CALL_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long a load report may take.
+const LOAD_TIMEOUT: Duration = Duration::from_secs(3);
 
 fn status(s: tonic::Status) -> ServerError {
     ServerError::new(error_code::code_of(&s), s.message().to_string())
@@ -138,7 +140,11 @@ impl RegionServerAdmin for RemoteRegionServer {
             .map(|_| ())
     }
     fn try_load(&self) -> Result<pb::ServerLoad> {
-        self.call(|mut c| async move { c.get_load(pb::Empty {}).await })
+        // Short: the master asks every server each reconcile pass, under
+        // its DDL lock; a hung server must not hold that up for long.
+        let mut req = tonic::Request::new(pb::Empty {});
+        req.set_timeout(LOAD_TIMEOUT);
+        self.call(|mut c| async move { c.get_load(req).await })
     }
     fn load(&self) -> pb::ServerLoad {
         self.try_load().unwrap_or_else(|_| pb::ServerLoad {

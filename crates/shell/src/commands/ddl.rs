@@ -285,8 +285,12 @@ pub async fn alter(
                     }
                 }
                 if d.get("NAME").is_none() {
-                    d.check_keys("alter (table attributes)", &[])?;
-                    continue;
+                    let keys: Vec<String> = d.entries()?.into_iter().map(|(k, _)| k).collect();
+                    return arg_err(format!(
+                        "alter of table attributes ({}) is not supported; give NAME => 'family' \
+                         to add or change a family, or METHOD => 'delete' to remove one",
+                        keys.join(", ")
+                    ));
                 }
                 let f = family_from_dict(&d, &["METHOD"])?;
                 match existing(&f.name) {
