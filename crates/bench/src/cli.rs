@@ -371,10 +371,18 @@ pub fn run(args: &BenchArgs) -> Result<Outcome> {
         .build()
         .map_err(BenchError::io("starting the async runtime"))?;
     rt.block_on(async {
-        match &args.command {
-            BenchCommand::Load(a) => load(a).await,
-            BenchCommand::Experiment(a) => experiment(a).await,
-            BenchCommand::Ycsb(a) => ycsb_cmd(a).await,
+        let command = async {
+            match &args.command {
+                BenchCommand::Load(a) => load(a).await,
+                BenchCommand::Experiment(a) => experiment(a).await,
+                BenchCommand::Ycsb(a) => ycsb_cmd(a).await,
+            }
+        };
+        // Ctrl-C drops the command: an embedded server's temporary
+        // directory is removed and the server dies with the runtime.
+        tokio::select! {
+            r = command => r,
+            _ = tokio::signal::ctrl_c() => Err(BenchError::Interrupted),
         }
     })
 }

@@ -44,6 +44,8 @@ pub enum BenchError {
     },
     #[error("{0}")]
     NeedsDistributedMode(String),
+    #[error("interrupted")]
+    Interrupted,
     #[error("chart: {0}")]
     Chart(String),
 }

@@ -109,10 +109,6 @@ async fn kill_9_of_a_region_server_loses_no_acknowledged_row() -> Result<()> {
         "MTTR (kill -9 to last region online): {:.2} s",
         mttr.as_secs_f64()
     );
-    eprintln!(
-        "MTTR (kill -9 to last region online): {:.2} s",
-        mttr.as_secs_f64()
-    );
     // Writes go on after recovery.
     wait_for(&acks, before + 400).await?;
     stop.store(true, Ordering::Relaxed);

@@ -93,7 +93,7 @@ fn reads(
         rows,
         items,
         ops,
-        threads: 8,
+        threads: 32,
         distribution: dist.to_string(),
         scan_rows: scan,
         seed: 42,
@@ -112,7 +112,7 @@ pub async fn random_read(ctx: &Ctx) -> Result<Report> {
     );
     rep.columns = read_columns();
     let n = ctx.n(50_000);
-    let ops = ctx.n(30_000);
+    let ops = ctx.n(10_000);
     let rows = RowSpec::plain(Shape::Kv { value_size: 1000 });
     with_target(ctx.server.as_deref(), Settings::default(), async |t| {
         for (cache, attr) in [("cache on", "true"), ("cache off", "false")] {
@@ -135,7 +135,7 @@ pub async fn random_read(ctx: &Ctx) -> Result<Report> {
         Ok(())
     })
     .await?;
-    rep.notes.push("kv rows with 1000-byte values, 8 client tasks with one get outstanding each; Zipfian: YCSB's scrambled Zipfian with exponent 0.8; cache off: family BLOCKCACHE => false (the OS page cache still holds the files). The seed gives no absolute HBase figure (Zipfian: Hypertable ahead by its row cache; uniform: about equal)".into());
+    rep.notes.push("kv rows with 1000-byte values, 32 client tasks with one get outstanding each; Zipfian: YCSB's scrambled Zipfian with exponent 0.8; cache off: family BLOCKCACHE => false (the OS page cache still holds the files). The seed gives no absolute HBase figure (Zipfian: Hypertable ahead by its row cache; uniform: about equal)".into());
     Ok(rep)
 }
 
@@ -151,8 +151,8 @@ pub async fn block_size(ctx: &Ctx) -> Result<Report> {
     );
     rep.columns = read_columns();
     let n = ctx.n(30_000);
-    let gets = ctx.n(20_000);
-    let scans = ctx.n(2_000);
+    let gets = ctx.n(10_000);
+    let scans = ctx.n(1_000);
     let rows = RowSpec::plain(Shape::Ycsb {
         field_count: 10,
         field_length: 100,
@@ -211,7 +211,7 @@ pub async fn block_size(ctx: &Ctx) -> Result<Report> {
     }
     rep.series.extend([og, os]);
     rep.hbase.extend([hg, hs]);
-    rep.notes.push("ycsb rows (10 × 100 B), one region, flushed and major-compacted; uniform gets and 50-row scans, 8 client tasks; the comparison lines print relative figures (ratios ×100 would be percentages)".into());
+    rep.notes.push("ycsb rows (10 × 100 B), one region, flushed and major-compacted; uniform gets and 50-row scans, 32 client tasks; the comparison lines print relative figures (ratios ×100 would be percentages)".into());
     Ok(rep)
 }
 
@@ -263,8 +263,8 @@ pub async fn compression_encoding(ctx: &Ctx) -> Result<Report> {
     .map(|s| s.to_string())
     .collect();
     let n = ctx.n(15_000);
-    let gets = ctx.n(10_000);
-    let scans = ctx.n(1_000);
+    let gets = ctx.n(3_000);
+    let scans = ctx.n(300);
     let rows = RowSpec::plain(Shape::Ycsb {
         field_count: 10,
         field_length: 100,

@@ -53,6 +53,9 @@ fn row(label: &str, r: &LoadReport) -> Vec<String> {
 /// One load and a dropped table.
 async fn point(t: &Target, spec: &LoadSpec) -> Result<LoadReport> {
     let r = run_load(t, spec).await?;
+    // Let flushes and compactions of this point finish: they must not slow
+    // the next point down, nor race the drop.
+    t.wait_idle(std::time::Duration::from_secs(120)).await;
     let conn = t.connect(1)?;
     drop_table(&conn.admin(), &spec.table).await?;
     Ok(r)
@@ -85,7 +88,7 @@ pub async fn wal(ctx: &Ctx) -> Result<Report> {
         "rows/s",
     );
     rep.columns = columns();
-    let n = ctx.n(120_000);
+    let n = ctx.n(400_000);
     let rows = RowSpec::plain(Shape::Vehicle15);
     with_target(ctx.server.as_deref(), server_settings(), async |t| {
         for threads in [4usize, 16] {
@@ -132,7 +135,7 @@ pub async fn handlers(ctx: &Ctx) -> Result<Report> {
         "rows/s",
     );
     rep.columns = columns();
-    let n = ctx.n(80_000);
+    let n = ctx.n(200_000);
     let rows = RowSpec::plain(Shape::Vehicle15);
     let mut s = Series::new("ferrobase, 8 threads");
     for h in [1usize, 2, 4, 8, 16, 30, 64, 120, 256] {
@@ -166,7 +169,7 @@ pub async fn write_buffer(ctx: &Ctx) -> Result<Report> {
         "rows/s",
     );
     rep.columns = columns();
-    let n = ctx.n(20_000);
+    let n = ctx.n(60_000);
     let rows = RowSpec::plain(Shape::Gps60);
     with_target(ctx.server.as_deref(), server_settings(), async |t| {
         for threads in [1usize, 4, 16] {
@@ -197,7 +200,7 @@ pub async fn qualifier_length(ctx: &Ctx) -> Result<Report> {
         "rows/s",
     );
     rep.columns = columns();
-    let n = ctx.n(20_000);
+    let n = ctx.n(60_000);
     let mut s = Series::new("ferrobase, 8 threads");
     with_target(ctx.server.as_deref(), server_settings(), async |t| {
         for len in [1usize, 2, 4, 8, 16] {
@@ -235,8 +238,8 @@ pub async fn value_size(ctx: &Ctx) -> Result<Report> {
                 value_size: Some(size as usize),
                 ..RowSpec::plain(Shape::Gps60)
             };
-            // The same payload (~40 MB at scale 1) at every size.
-            let n = ctx.n((40_000_000 / (60 * size)).min(20_000));
+            // The same payload (~150 MB at scale 1) at every size.
+            let n = ctx.n((150_000_000 / (60 * size)).min(60_000));
             let r = point(t, &spec(rows, n, 4, 4 * MIB, Durability::SkipWal)).await?;
             rep.rows.push(row(&size.to_string(), &r));
             rep.point(&size.to_string(), &r);
@@ -260,7 +263,7 @@ pub async fn column_count(ctx: &Ctx) -> Result<Report> {
         "rows/s",
     );
     rep.columns = columns();
-    let n = ctx.n(20_000);
+    let n = ctx.n(60_000);
     let mut s = Series::new("ferrobase, 10 threads");
     with_target(ctx.server.as_deref(), server_settings(), async |t| {
         for c in [1usize, 2, 5, 10, 20, 60, 120] {
@@ -292,7 +295,7 @@ pub async fn flush_compaction_threads(ctx: &Ctx) -> Result<Report> {
         "rows/s",
     );
     rep.columns = columns();
-    let n = ctx.n(300_000);
+    let n = ctx.n(1_000_000);
     let rows = RowSpec::plain(Shape::Log9);
     let configs: [(&str, usize, usize, usize, Option<f64>); 4] = [
         (
@@ -365,7 +368,7 @@ pub async fn single_vs_multi(ctx: &Ctx) -> Result<Report> {
         "rows/s",
     );
     rep.columns = columns();
-    let n = ctx.n(60_000);
+    let n = ctx.n(200_000);
     let mut results = Vec::new();
     with_target(ctx.server.as_deref(), server_settings(), async |t| {
         for shape in [Shape::Single53, Shape::Wide53] {
@@ -422,7 +425,7 @@ pub async fn random_write_value_size(ctx: &Ctx) -> Result<Report> {
     with_target(ctx.server.as_deref(), server_settings(), async |t| {
         for size in [10usize, 100, 1000, 10_000] {
             let rows = RowSpec::plain(Shape::Kv { value_size: size });
-            let n = ctx.n((60_000_000 / (size as u64 + 21)).min(200_000));
+            let n = ctx.n((200_000_000 / (size as u64 + 21)).min(600_000));
             let r = point(t, &spec(rows, n, 8, 4 * MIB, Durability::AsyncWal)).await?;
             rep.rows.push(row(&size.to_string(), &r));
             rep.point(&size.to_string(), &r);
