@@ -12,10 +12,9 @@ if ! command -v cargo >/dev/null; then
 fi
 
 # Distributed mode: the tests start a real etcd (Debian's etcd-server, v3
-# API), and the etcd-client crate needs protoc to build.
+# API). Nothing needs protoc: every .proto is compiled with protox.
 missing=()
 command -v etcd >/dev/null || missing+=(etcd-server)
-command -v protoc >/dev/null || missing+=(protobuf-compiler)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "== installing ${missing[*]}"
   SUDO=""

@@ -33,8 +33,8 @@ pub mod pb {
 }
 
 use pb::etcdserverpb::{
-    DeleteRangeRequest, LeaseGrantRequest, LeaseKeepAliveRequest, LeaseRevokeRequest,
-    PutRequest, RangeRequest, kv_client::KvClient, lease_client::LeaseClient,
+    DeleteRangeRequest, LeaseGrantRequest, LeaseKeepAliveRequest, LeaseRevokeRequest, PutRequest,
+    RangeRequest, kv_client::KvClient, lease_client::LeaseClient,
 };
 use pb::v3electionpb::{CampaignRequest, LeaderRequest, election_client::ElectionClient};
 

@@ -23,7 +23,7 @@ pub mod session;
 use crate::error::ServerError;
 use ferrobase_proto::ErrorCode;
 
-pub use etcd_client::Client;
+pub use ferrobase_etcd::Client;
 
 /// Prefix of region server registrations.
 pub const RS_PREFIX: &str = "/ferrobase/rs/";
@@ -31,7 +31,7 @@ pub const RS_PREFIX: &str = "/ferrobase/rs/";
 pub const MASTER_ELECTION: &str = "/ferrobase/master";
 
 /// An etcd failure as a server error naming what was attempted.
-pub(crate) fn err(what: &str) -> impl Fn(etcd_client::Error) -> ServerError + '_ {
+pub(crate) fn err(what: &str) -> impl Fn(ferrobase_etcd::Error) -> ServerError + '_ {
     move |e| ServerError::new(ErrorCode::Io, format!("etcd {what}: {e}"))
 }
 
@@ -43,7 +43,7 @@ pub async fn connect(endpoints: &[String]) -> crate::Result<Client> {
             "no etcd endpoint given (--etcd http://host:2379[,...])",
         ));
     }
-    let options = etcd_client::ConnectOptions::new()
+    let options = ferrobase_etcd::ConnectOptions::new()
         .with_connect_timeout(std::time::Duration::from_secs(3))
         .with_timeout(std::time::Duration::from_secs(5));
     Client::connect(endpoints, Some(options))

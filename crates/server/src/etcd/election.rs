@@ -23,7 +23,7 @@ pub async fn active_master(client: &Client) -> Result<Option<String>> {
             .kv()
             .map(|kv| String::from_utf8_lossy(kv.value()).into_owned())),
         // etcd answers "election: no leader" as an error.
-        Err(etcd_client::Error::GRpcStatus(s)) if s.message().contains("no leader") => Ok(None),
+        Err(ferrobase_etcd::Error::GRpcStatus(s)) if s.message().contains("no leader") => Ok(None),
         Err(e) => Err(err("master election leader")(e)),
     }
 }

@@ -3,7 +3,7 @@
 
 use super::{Client, RS_PREFIX, err};
 use crate::error::{Result, ServerError};
-use etcd_client::{GetOptions, PutOptions};
+use ferrobase_etcd::{GetOptions, PutOptions};
 use ferrobase_proto::ErrorCode;
 use serde::{Deserialize, Serialize};
 
