@@ -48,7 +48,7 @@ pub fn line_chart(title: &str, x_desc: &str, y_desc: &str, series: &[Series]) ->
         .flat_map(|s| s.points.iter().map(|(_, v)| *v))
         .filter(|v| v.is_finite())
         .fold(0.0f64, f64::max);
-    let ymax = if ymax > 0.0 { ymax * 1.15 } else { 1.0 };
+    let ymax = if ymax > 0.0 { ymax * 1.3 } else { 1.0 };
     let mut svg = String::new();
     draw(&mut svg, title, x_desc, y_desc, series, &labels, n, ymax).map_err(BenchError::Chart)?;
     Ok(svg)

@@ -370,19 +370,13 @@ pub fn run(args: &BenchArgs) -> Result<Outcome> {
         .enable_all()
         .build()
         .map_err(BenchError::io("starting the async runtime"))?;
+    // Ctrl-C is handled by `with_target`: it ends the run and stops the
+    // embedded server cleanly.
     rt.block_on(async {
-        let command = async {
-            match &args.command {
-                BenchCommand::Load(a) => load(a).await,
-                BenchCommand::Experiment(a) => experiment(a).await,
-                BenchCommand::Ycsb(a) => ycsb_cmd(a).await,
-            }
-        };
-        // Ctrl-C drops the command: an embedded server's temporary
-        // directory is removed and the server dies with the runtime.
-        tokio::select! {
-            r = command => r,
-            _ = tokio::signal::ctrl_c() => Err(BenchError::Interrupted),
+        match &args.command {
+            BenchCommand::Load(a) => load(a).await,
+            BenchCommand::Experiment(a) => experiment(a).await,
+            BenchCommand::Ycsb(a) => ycsb_cmd(a).await,
         }
     })
 }

@@ -22,7 +22,7 @@ use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// What to load.
 #[derive(Clone, Debug)]
@@ -301,19 +301,13 @@ pub async fn run_load(target: &Target, spec: &LoadSpec) -> Result<LoadReport> {
         )));
     }
     let mut progress = Progress::new("rows", spec.row_count, spec.quiet);
-    while !tasks.iter().all(|t| t.is_finished()) {
-        progress.set(done.load(Ordering::Relaxed));
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    progress.finish();
+    let joined = crate::progress::join_all(tasks, &done, &mut progress).await;
     let mut end = start;
     let mut latency = Latency::new();
     let mut errors: BTreeMap<String, u64> = BTreeMap::new();
     let (mut rpcs, mut bytes_sent, mut cells, mut payload) = (0, 0, 0, 0);
-    for t in tasks {
-        let r = t
-            .await
-            .map_err(|e| BenchError::Server(format!("a load thread died: {e}")))?;
+    for r in joined {
+        let r = r.map_err(|e| BenchError::Server(format!("a load thread died: {e}")))?;
         end = end.max(r.end);
         latency.merge(&r.latency);
         for (k, v) in r.errors {

@@ -59,3 +59,30 @@ impl Progress {
         }
     }
 }
+
+/// Awaits every task, updating `progress` from `done` every 100 ms;
+/// returns as soon as the last task ends.
+pub async fn join_all<T>(
+    tasks: Vec<tokio::task::JoinHandle<T>>,
+    done: &std::sync::atomic::AtomicU64,
+    progress: &mut Progress,
+) -> Vec<Result<T, tokio::task::JoinError>> {
+    let all = async {
+        let mut out = Vec::with_capacity(tasks.len());
+        for t in tasks {
+            out.push(t.await);
+        }
+        out
+    };
+    tokio::pin!(all);
+    let mut tick = tokio::time::interval(Duration::from_millis(100));
+    loop {
+        tokio::select! {
+            out = &mut all => {
+                progress.finish();
+                return out;
+            }
+            _ = tick.tick() => progress.set(done.load(std::sync::atomic::Ordering::Relaxed)),
+        }
+    }
+}

@@ -15,7 +15,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// What to read.
 #[derive(Clone, Debug)]
@@ -133,18 +133,12 @@ pub async fn run_reads(target: &Target, spec: &ReadLoad) -> Result<ReadReport> {
         )));
     }
     let mut progress = Progress::new("ops", spec.ops, spec.quiet);
-    while !tasks.iter().all(|t| t.is_finished()) {
-        progress.set(done.load(Ordering::Relaxed));
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    progress.finish();
+    let joined = crate::progress::join_all(tasks, &done, &mut progress).await;
     let mut latency = Latency::new();
     let (mut rows, mut not_found, mut end) = (0, 0, start);
     let mut errors: BTreeMap<String, u64> = BTreeMap::new();
-    for t in tasks {
-        let p = t
-            .await
-            .map_err(|e| BenchError::Server(format!("a read task died: {e}")))??;
+    for p in joined {
+        let p = p.map_err(|e| BenchError::Server(format!("a read task died: {e}")))??;
         latency.merge(&p.latency);
         rows += p.rows;
         not_found += p.not_found;

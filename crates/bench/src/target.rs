@@ -162,14 +162,19 @@ impl Target {
 }
 
 /// Runs `body` against a server (embedded when `server` is `None`) and
-/// stops the embedded server afterwards, whether `body` succeeded or not.
+/// stops the embedded server afterwards, whether `body` succeeded, failed
+/// or was interrupted by Ctrl-C (then the result is
+/// [`BenchError::Interrupted`]).
 pub async fn with_target<T>(
     server: Option<&str>,
     settings: Settings,
     body: impl AsyncFnOnce(&Target) -> Result<T>,
 ) -> Result<T> {
     let target = Target::start(server, settings).await?;
-    let result = body(&target).await;
+    let result = tokio::select! {
+        r = body(&target) => r,
+        _ = tokio::signal::ctrl_c() => Err(BenchError::Interrupted),
+    };
     let stopped = target.stop().await;
     let value = result?;
     stopped?;

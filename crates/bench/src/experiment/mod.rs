@@ -158,8 +158,11 @@ impl Report {
         }
         for c in &self.comparisons {
             s += &format!(
-                "ours/HBase {}: {:.0} / {:.0} = {:.2}\n",
-                c.what, c.ours, c.hbase, c.ratio
+                "ours/HBase {}: {} / {} = {:.2}\n",
+                c.what,
+                figure(c.ours),
+                figure(c.hbase),
+                c.ratio
             );
         }
         for n in &self.notes {
@@ -302,6 +305,15 @@ fn escape(s: &str) -> String {
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
+}
+
+/// A figure for people: thousands separators from 100 up, else 2 decimals.
+fn figure(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        int(v)
+    } else {
+        format!("{v:.2}")
+    }
 }
 
 /// Formats a number with thousands separators, no decimals.
