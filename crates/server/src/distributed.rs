@@ -135,12 +135,9 @@ pub async fn run_region_server(
                     .max_decoding_message_size(MAX_MESSAGE_BYTES)
                     .max_encoding_message_size(MAX_MESSAGE_BYTES),
             )
-            .serve_with_incoming_shutdown(
-                tokio_stream::wrappers::TcpListenerStream::new(listener),
-                async {
-                    let _ = rx.await;
-                },
-            ),
+            .serve_with_incoming_shutdown(crate::nodelay_incoming(listener), async {
+                let _ = rx.await;
+            }),
     );
     let reaper = {
         let weak = Arc::downgrade(&rs);
@@ -226,12 +223,9 @@ pub async fn run_master(
                     .max_decoding_message_size(MAX_MESSAGE_BYTES)
                     .max_encoding_message_size(MAX_MESSAGE_BYTES),
             )
-            .serve_with_incoming_shutdown(
-                tokio_stream::wrappers::TcpListenerStream::new(listener),
-                async {
-                    let _ = rx.await;
-                },
-            ),
+            .serve_with_incoming_shutdown(crate::nodelay_incoming(listener), async {
+                let _ = rx.await;
+            }),
     );
     tracing::info!(%addr, "active master");
     on_active(addr);

@@ -33,3 +33,18 @@ pub mod standalone;
 
 pub use error::{Result, ServerError};
 pub use standalone::Standalone;
+
+/// Accepted connections with Nagle's algorithm off: tonic ignores
+/// `tcp_nodelay` for `serve_with_incoming*`, and multi-segment replies then
+/// waited ~40 ms on delayed ACKs (every get did).
+pub fn nodelay_incoming(
+    listener: tokio::net::TcpListener,
+) -> impl tokio_stream::Stream<Item = std::io::Result<tokio::net::TcpStream>> {
+    use tokio_stream::StreamExt as _;
+    tokio_stream::wrappers::TcpListenerStream::new(listener).map(|s| {
+        s.and_then(|s| {
+            s.set_nodelay(true)?;
+            Ok(s)
+        })
+    })
+}

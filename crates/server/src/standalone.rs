@@ -60,7 +60,7 @@ impl Standalone {
         .map_err(|e| ServerError::new(ErrorCode::Internal, e.to_string()))??;
 
         let (tx, rx) = oneshot::channel::<()>();
-        let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+        let incoming = crate::nodelay_incoming(listener);
         let master_svc = MasterServer::new(MasterService(master.clone()))
             .max_decoding_message_size(MAX_MESSAGE_BYTES)
             .max_encoding_message_size(MAX_MESSAGE_BYTES);
