@@ -133,9 +133,16 @@ pub struct ExperimentArgs {
     pub out: PathBuf,
     #[arg(long)]
     pub server: Option<String>,
+    /// etcd for the clusters `regionservers` starts (default: it starts
+    /// its own; this one must not be used by a running ferrobase cluster).
+    #[arg(long)]
+    pub etcd: Option<String>,
     /// Print the report(s) as JSON instead of tables.
     #[arg(long)]
     pub json: bool,
+    /// The ferrobase binary (set by `ferrobase bench`, not a flag).
+    #[arg(skip)]
+    pub exe: Option<PathBuf>,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -211,7 +218,8 @@ pub fn experiment_name(n: ExperimentName) -> Option<&'static str> {
 pub struct Outcome {
     /// For stdout.
     pub output: String,
-    /// 0 ok, 1 errors during the run, 2 needs distributed mode.
+    /// 0 ok, 1 errors during the run, 2 the experiment cannot run here
+    /// (e.g. `regionservers` without etcd).
     pub exit_code: u8,
 }
 
@@ -275,6 +283,8 @@ pub async fn experiment(a: &ExperimentArgs) -> Result<Outcome> {
         scale: a.scale,
         server: a.server.clone(),
         quiet: a.json,
+        exe: a.exe.clone(),
+        etcd: a.etcd.clone(),
     };
     let names: Vec<&str> = match experiment_name(a.name) {
         Some(n) => vec![n],
@@ -301,11 +311,11 @@ pub async fn experiment(a: &ExperimentArgs) -> Result<Outcome> {
                 }
                 reports.push(r);
             }
-            Err(BenchError::NeedsDistributedMode(why)) if names.len() > 1 => {
+            Err(BenchError::CannotRun(why)) if names.len() > 1 => {
                 eprintln!("skipping {name}: {why}");
                 skipped.push((name.to_string(), why));
             }
-            Err(BenchError::NeedsDistributedMode(why)) => {
+            Err(BenchError::CannotRun(why)) => {
                 return Ok(Outcome {
                     output: format!("{why}\n"),
                     exit_code: 2,

@@ -9,6 +9,8 @@
 //! - [`load`]: the load tool: one generator range per client thread, a
 //!   write buffer per thread, latency per buffer flush, RPC and stall counts.
 //! - [`experiment`]: the seed experiments (sweeps → JSON, SVG chart, table).
+//! - [`cluster`]: etcd, a master and N region server processes on this
+//!   machine, for the `regionservers` experiment; killed when dropped.
 //! - [`ycsb`]: YCSB property files, workloads A–F, YCSB's output format.
 //! - [`cli`]: the `bench` subcommand's arguments and entry point.
 //!
@@ -18,6 +20,7 @@
 
 pub mod chart;
 pub mod cli;
+pub mod cluster;
 pub mod experiment;
 pub mod latency;
 pub mod load;
@@ -42,8 +45,10 @@ pub enum BenchError {
         what: String,
         source: std::io::Error,
     },
+    /// The experiment cannot run here (missing etcd, not run through the
+    /// ferrobase binary); exit code 2.
     #[error("{0}")]
-    NeedsDistributedMode(String),
+    CannotRun(String),
     #[error("interrupted")]
     Interrupted,
     #[error("chart: {0}")]

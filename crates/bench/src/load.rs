@@ -178,14 +178,22 @@ struct ThreadResult {
 
 /// Builds the mutation of one generated row.
 pub fn mutation(g: &GeneratedRow, family: &Bytes, durability: Durability) -> RowMutation {
+    // One buffer for the row's qualifiers and values, sliced per cell: one
+    // allocation per row instead of two per cell (53 cells in `wide53`).
+    let total: usize = g.cells.iter().map(|(q, v)| q.len() + v.len()).sum();
+    let mut buf = Vec::with_capacity(total);
+    for (q, v) in &g.cells {
+        buf.extend_from_slice(q);
+        buf.extend_from_slice(v);
+    }
+    let buf = Bytes::from(buf);
     let mut m = RowMutation::new(Bytes::copy_from_slice(&g.row)).with_durability(durability);
     m.mutations.reserve(g.cells.len());
+    let mut at = 0;
     for (q, v) in &g.cells {
-        m = m.put(
-            family.clone(),
-            Bytes::copy_from_slice(q),
-            Bytes::copy_from_slice(v),
-        );
+        let (qe, ve) = (at + q.len(), at + q.len() + v.len());
+        m = m.put(family.clone(), buf.slice(at..qe), buf.slice(qe..ve));
+        at = ve;
     }
     m
 }

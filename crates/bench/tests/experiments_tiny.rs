@@ -1,6 +1,8 @@
 //! Every seed experiment at a tiny scale: each writes a JSON report and a
-//! valid SVG chart, `all` writes the index, `regionservers` refuses to
-//! fake a result.
+//! valid SVG chart, `all` writes the index. `regionservers` starts
+//! processes of the ferrobase binary, which a library test does not have:
+//! it must say so and not fake a result (it runs for real in
+//! `crates/ferrobase/tests/bench_cli.rs`).
 
 use anyhow::Result;
 use ferrobase_bench::cli::{ExperimentArgs, ExperimentName, experiment};
@@ -13,7 +15,9 @@ async fn all_experiments_write_json_svg_and_index() -> Result<()> {
         scale: 0.0005,
         out: dir.path().to_path_buf(),
         server: None,
+        etcd: None,
         json: false,
+        exe: None,
     };
     let outcome = experiment(&args).await?;
     assert_eq!(outcome.exit_code, 0, "{}", outcome.output);
@@ -53,7 +57,7 @@ async fn all_experiments_write_json_svg_and_index() -> Result<()> {
     assert_eq!(single["hbase"][0]["points"][0][1], 12_403.87);
     assert!(single["comparisons"][0]["ratio"].as_f64().is_some());
     let index = std::fs::read_to_string(dir.path().join("index.html"))?;
-    assert!(index.contains("wal.svg") && index.contains("needs distributed mode"));
+    assert!(index.contains("wal.svg") && index.contains("run it through the ferrobase binary"));
 
     let only = ExperimentArgs {
         name: ExperimentName::Regionservers,
@@ -61,6 +65,10 @@ async fn all_experiments_write_json_svg_and_index() -> Result<()> {
     };
     let refused = experiment(&only).await?;
     assert_eq!(refused.exit_code, 2);
-    assert!(refused.output.contains("needs distributed mode"));
+    assert!(
+        refused
+            .output
+            .contains("run it through the ferrobase binary")
+    );
     Ok(())
 }

@@ -1,14 +1,20 @@
 //! `ferrobase bench`: glue to the `ferrobase-bench` crate. Prints the
 //! results on stdout and exits with the bench's code (1: the run had
-//! errors, 2: the experiment needs distributed mode); the embedded server
+//! errors, 2: the experiment cannot run here, e.g. `regionservers` without
+//! etcd); the embedded server
 //! is already stopped when this returns or exits.
 
-use ferrobase_bench::cli::{self, BenchArgs};
+use ferrobase_bench::cli::{self, BenchArgs, BenchCommand};
 use std::io::Write;
 
 /// Runs the command; an error that prevented the run comes back as `Err`.
-pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
-    let outcome = cli::run(args)?;
+pub fn run(mut args: BenchArgs) -> anyhow::Result<()> {
+    if let BenchCommand::Experiment(e) = &mut args.command {
+        // `regionservers` starts master and region server processes of
+        // this very binary.
+        e.exe = std::env::current_exe().ok();
+    }
+    let outcome = cli::run(&args)?;
     let mut out = std::io::stdout().lock();
     // A closed pipe (e.g. `| head`) is not an error of the benchmark.
     let _ = out.write_all(outcome.output.as_bytes());

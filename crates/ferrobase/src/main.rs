@@ -92,7 +92,7 @@ fn main() -> ExitCode {
         Command::Master(args) => master_cmd::run(args),
         Command::Regionserver(args) => regionserver_cmd::run(args),
         Command::Shell(args) => shell_cmd::run(args),
-        Command::Bench(args) => bench_cmd::run(&args),
+        Command::Bench(args) => bench_cmd::run(args),
         Command::Storefile { command } => match command {
             StorefileCommand::Meta { file } => storefile_cmd::meta(&file),
             StorefileCommand::Cells { file, values } => storefile_cmd::cells(&file, values),

@@ -1,6 +1,7 @@
 //! `ferrobase bench` through the binary: a bad flag exits non-zero listing
 //! the valid values; a small load prints a JSON report and exits 0;
-//! `regionservers` exits 2 with "needs distributed mode".
+//! `regionservers` runs 1, 2 and 3 real region server processes on a real
+//! etcd and reports every point.
 
 use std::process::Command;
 
@@ -36,8 +37,7 @@ fn bad_flags_are_refused_with_the_valid_values() -> Result<(), Box<dyn std::erro
 }
 
 #[test]
-fn load_prints_json_and_regionservers_needs_distributed_mode()
--> Result<(), Box<dyn std::error::Error>> {
+fn load_prints_json() -> Result<(), Box<dyn std::error::Error>> {
     let out = ferrobase(&[
         "bench",
         "load",
@@ -63,9 +63,55 @@ fn load_prints_json_and_regionservers_needs_distributed_mode()
     assert_eq!(v["cells"], 500);
     assert_eq!(v["error_count"], 0);
     assert!(v["rpcs"].as_u64().unwrap_or(0) >= 2);
+    Ok(())
+}
 
-    let out = ferrobase(&["bench", "experiment", "regionservers"])?;
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("needs distributed mode"));
+#[test]
+fn regionservers_experiment_runs_real_clusters() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let out_dir = dir.path().to_string_lossy().to_string();
+    let out = ferrobase(&[
+        "bench",
+        "experiment",
+        "regionservers",
+        "--scale",
+        "0.005",
+        "--out",
+        &out_dir,
+        "--json",
+    ])?;
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(
+        dir.path().join("regionservers.json"),
+    )?)?;
+    assert_eq!(v["errors"], 0);
+    let points = v["series"][0]["points"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let xs: Vec<_> = points.iter().map(|p| p[0].clone()).collect();
+    assert_eq!(xs, ["1", "2", "3"]);
+    for p in &points {
+        assert!(p[1].as_f64().unwrap_or(0.0) > 0.0, "{p}");
+    }
+    // Every load wrote all its rows, and with 3 servers the 6 regions were
+    // spread over 3 servers (one `regions/writes` entry each).
+    let rows = v["rows"].as_array().cloned().unwrap_or_default();
+    assert_eq!(rows.len(), 3);
+    for r in &rows {
+        assert_eq!(r[1], "2,000", "{r}");
+    }
+    let spread = rows[2][8].as_str().unwrap_or_default();
+    let regions: Vec<&str> = spread
+        .split(' ')
+        .map(|e| e.split('/').next().unwrap_or(""))
+        .collect();
+    assert_eq!(regions, ["2", "2", "2"], "{spread}");
+    assert!(std::fs::read_to_string(dir.path().join("regionservers.svg"))?.starts_with("<svg"));
     Ok(())
 }

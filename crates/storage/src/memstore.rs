@@ -24,6 +24,7 @@ pub use scanner::MemStoreScanner;
 use crate::iter::compare_entries;
 use bytes::Bytes;
 use crossbeam_skiplist::SkipMap;
+use ferrobase_types::key;
 use parking_lot::RwLock;
 use row::RowCells;
 use std::cmp::Ordering;
@@ -89,15 +90,18 @@ impl MemStore {
         }
     }
 
-    /// Inserts one entry and returns the bytes it added to the accounting.
-    /// An entry with an identical key and sequence id replaces the old one
-    /// (a batch repeating a cell: the later one wins). For tests and tools;
-    /// the write path uses [`insert_row`](Self::insert_row).
+    /// Inserts one entry (a full encoded key, whose row is `row`) and
+    /// returns the bytes it added to the accounting. An entry with an
+    /// identical key and sequence id replaces the old one (a batch
+    /// repeating a cell: the later one wins). For tests and tools; the
+    /// write path uses [`insert_row`](Self::insert_row).
     pub fn insert(&self, row: &[u8], key: &[u8], seq: u64, timestamp: u64, value: &[u8]) -> u64 {
-        let mut arena = Vec::with_capacity(key.len() + value.len());
-        arena.extend_from_slice(key);
+        let column = key::column_of(key).unwrap_or_default();
+        let mut arena = Vec::with_capacity(row.len() + column.len() + value.len());
+        arena.extend_from_slice(row);
+        arena.extend_from_slice(column);
         arena.extend_from_slice(value);
-        let cell = (0, key.len() as u32, value.len() as u32);
+        let cell = (row.len() as u32, column.len() as u32, value.len() as u32);
         self.insert_row(
             row,
             seq,
@@ -107,10 +111,11 @@ impl MemStore {
         )
     }
 
-    /// Inserts the cells one mutation wrote to one row: their keys and values
-    /// live in `arena` (see [`row`]), all with sequence id `seq`, timestamps
-    /// within `time_range`. One row lookup and one lock for all of them.
-    /// Returns the bytes added to the accounting.
+    /// Inserts the cells one mutation wrote to one row. `arena` starts with
+    /// the row, followed by the cells' column keys and values (see
+    /// [`row`]); all have sequence id `seq`, timestamps within
+    /// `time_range`. One row lookup and one lock for all of them. Returns
+    /// the bytes added to the accounting.
     pub fn insert_row(
         &self,
         row: &[u8],
@@ -120,24 +125,19 @@ impl MemStore {
         time_range: (u64, u64),
     ) -> u64 {
         let mut delta = arena.len() as u64 + cells.len() as u64 * ENTRY_OVERHEAD;
-        // Every key in the arena starts with the 2-byte row length and the
-        // row: the first one serves as the skip-list key without a copy,
-        // and one search finds or inserts the row.
-        let row_key = match cells.first() {
-            Some(&(start, _, _))
-                if arena.get(start as usize + 2..start as usize + 2 + row.len()) == Some(row) =>
-            {
-                let s = start as usize + 2;
-                arena.slice(s..s + row.len())
-            }
-            _ => Bytes::copy_from_slice(row),
+        // The arena's leading row serves as the skip-list key without a
+        // copy, and one search finds or inserts the row.
+        let row_key = if arena.get(..row.len()) == Some(row) {
+            arena.slice(..row.len())
+        } else {
+            Bytes::copy_from_slice(row)
         };
         let ptr = row_key.as_ptr();
         let entry = self
             .rows
             .get_or_insert_with(RowKey::new(row_key), RwLock::default);
         if entry.key().row().as_ptr() == ptr {
-            delta += row.len() as u64 + ROW_OVERHEAD;
+            delta += ROW_OVERHEAD;
         }
         let added = entry.value().write().insert_arena(arena, cells, seq);
         self.entries.fetch_add(added, AtomicOrdering::Relaxed);
@@ -207,7 +207,7 @@ impl MemStore {
         mut f: impl FnMut(&[u8], u64, &[u8]) -> Result<(), E>,
     ) -> Result<(), E> {
         for entry in self.rows.iter() {
-            entry.value().read().for_each(&mut f)?;
+            entry.value().read().for_each(entry.key().row(), &mut f)?;
         }
         Ok(())
     }

@@ -7,10 +7,11 @@
 //!
 //! `--scale` multiplies every row and operation count (scale 1: each
 //! experiment ≤ 2 minutes on a 2-core machine). This module owns the
-//! framework (registry, report, files); the sweeps live in [`writes`] and
-//! [`reads`].
+//! framework (registry, report, files); the sweeps live in [`writes`],
+//! [`servers`] and [`reads`].
 
 pub mod reads;
+pub mod servers;
 pub mod writes;
 
 use crate::chart::{Series, line_chart};
@@ -42,6 +43,11 @@ pub struct Ctx {
     /// A running cluster; `None`: embedded servers.
     pub server: Option<String>,
     pub quiet: bool,
+    /// The ferrobase binary, for experiments that start cluster processes
+    /// (`regionservers`); `None` when not run through it.
+    pub exe: Option<PathBuf>,
+    /// An existing etcd for those clusters; `None`: start one.
+    pub etcd: Option<String>,
 }
 
 impl Ctx {
@@ -231,13 +237,7 @@ pub async fn run(name: &str, ctx: &Ctx) -> Result<Report> {
         "wal" => writes::wal(ctx).await?,
         "handlers" => writes::handlers(ctx).await?,
         "write-buffer" => writes::write_buffer(ctx).await?,
-        "regionservers" => {
-            return Err(BenchError::NeedsDistributedMode(
-                "experiment 'regionservers' (SEEDS 000 §1.4: 1, 2, 3 region servers) needs distributed mode \
-                 (ferrobase master + N region servers), which does not exist yet; no result was produced"
-                    .into(),
-            ));
-        }
+        "regionservers" => servers::regionservers(ctx).await?,
         "qualifier-length" => writes::qualifier_length(ctx).await?,
         "value-size" => writes::value_size(ctx).await?,
         "column-count" => writes::column_count(ctx).await?,

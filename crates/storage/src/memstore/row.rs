@@ -1,29 +1,36 @@
 //! The cells of one row in a memstore, sorted.
 //!
-//! A write hands the row one *arena*: a single buffer holding the keys and
-//! values of that mutation's cells for this row (`key₀ value₀ key₁ value₁
-//! …`). Most rows hold a handful of cells (a 9-column log line, a 60-point
-//! GPS minute), so they keep a sorted `Vec` of 24-byte [`Slot`]s pointing
-//! into their arenas: one binary search and a short shift per cell, one
+//! A write hands the row one *arena*: a single buffer holding the row once,
+//! then the *column keys* (`famlen family qualifier ts type`, see
+//! [`key::encode_column_into`]) and values of that mutation's cells for
+//! this row. A cell never stores its row again (DESIGN rule 6): a 53-column
+//! row of 64-byte keys would otherwise hold 3.4 KB of copies of its key,
+//! memstores would fill 5× sooner, and every comparison would first
+//! `memcmp` 64 equal bytes. Full keys are rebuilt only when cells leave
+//! the memstore (flush, scans).
+//!
+//! Most rows hold a handful of cells (a 9-column log line, a 60-point GPS
+//! minute), so they keep a sorted `Vec` of 24-byte [`Slot`]s pointing into
+//! their arenas: one binary search and a short shift per cell, one
 //! allocation per mutation, no per-cell allocation or reference count. A
 //! row that grows past [`SMALL_MAX`] cells (a hot counter, a very wide row)
 //! moves to a `BTreeMap` so inserts stay O(log n).
 //!
 //! ```text
-//! arenas: [ k0 v0 k1 v1 k2 v2 ] [ k3 v3 ]     (one per mutation)
-//! slots:  (a0,@0,|k0|,|v0|,seq) (a1,@0,…) …   (sorted by key, seq desc)
+//! arenas: [ row | c0 v0 c1 v1 c2 v2 ] [ row | c3 v3 ]   (one per mutation)
+//! slots:  (a0,@R,|c0|,|v0|,seq) (a1,@R,…) …   (sorted by column key, seq desc)
 //! ```
 
 use super::MemKey;
-use crate::iter::compare_entries;
 use bytes::Bytes;
+use ferrobase_types::key;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, VecDeque};
 
 /// Cells a row keeps in its sorted vector before switching to a B-tree.
 pub const SMALL_MAX: usize = 64;
 
-/// One cell: where its key and value sit in one of the row's arenas.
+/// One cell: where its column key and value sit in one of the row's arenas.
 #[derive(Clone, Copy, Debug)]
 pub struct Slot {
     arena: u32,
@@ -33,9 +40,37 @@ pub struct Slot {
     seq: u64,
 }
 
-/// A cell of an arena: `(start, key length, value length)`; the value
-/// follows the key.
+/// A cell of an arena: `(start, column key length, value length)`; the
+/// value follows the column key.
 pub type ArenaCell = (u32, u32, u32);
+
+/// A column key and the sequence id of its write, in the internal order.
+#[derive(Clone, Debug)]
+pub struct ColumnKey {
+    pub column: Bytes,
+    pub seq: u64,
+}
+
+fn compare_cells(a: &[u8], a_seq: u64, b: &[u8], b_seq: u64) -> Ordering {
+    key::compare_column(a, b).then_with(|| b_seq.cmp(&a_seq))
+}
+
+impl PartialEq for ColumnKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for ColumnKey {}
+impl PartialOrd for ColumnKey {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for ColumnKey {
+    fn cmp(&self, other: &Self) -> Ordering {
+        compare_cells(&self.column, self.seq, &other.column, other.seq)
+    }
+}
 
 /// See the module docs.
 pub enum RowCells {
@@ -43,7 +78,7 @@ pub enum RowCells {
         arenas: Vec<Bytes>,
         slots: Vec<Slot>,
     },
-    Large(BTreeMap<MemKey, Bytes>),
+    Large(BTreeMap<ColumnKey, Bytes>),
 }
 
 impl Default for RowCells {
@@ -55,7 +90,7 @@ impl Default for RowCells {
     }
 }
 
-fn key_of<'a>(arenas: &'a [Bytes], s: &Slot) -> &'a [u8] {
+fn column_of<'a>(arenas: &'a [Bytes], s: &Slot) -> &'a [u8] {
     let start = s.start as usize;
     arenas
         .get(s.arena as usize)
@@ -63,32 +98,24 @@ fn key_of<'a>(arenas: &'a [Bytes], s: &Slot) -> &'a [u8] {
         .unwrap_or_default()
 }
 
-fn materialize(arenas: &[Bytes], s: &Slot) -> (MemKey, Bytes) {
+/// The column key and value of a slot, sharing the arena. Slots are built
+/// from their arena by `insert_arena`, so the ranges always fit; a slot
+/// that did not would yield an empty cell, never a panic.
+fn parts(arenas: &[Bytes], s: &Slot) -> (Bytes, Bytes) {
     let (start, klen, vlen) = (s.start as usize, s.key_len as usize, s.value_len as usize);
     match arenas.get(s.arena as usize) {
         Some(a) if start + klen + vlen <= a.len() => (
-            MemKey {
-                key: a.slice(start..start + klen),
-                seq: s.seq,
-            },
+            a.slice(start..start + klen),
             a.slice(start + klen..start + klen + vlen),
         ),
-        // Slots are built from their arena by `insert_arena`; this arm is
-        // unreachable in practice and yields an empty cell, never a panic.
-        _ => (
-            MemKey {
-                key: Bytes::new(),
-                seq: s.seq,
-            },
-            Bytes::new(),
-        ),
+        _ => (Bytes::new(), Bytes::new()),
     }
 }
 
 impl RowCells {
     /// Adds the cells of one mutation, all with sequence id `seq`, whose
-    /// keys and values live in `arena`. Returns how many keys were new (an
-    /// identical key and sequence id replaces the older cell).
+    /// column keys and values live in `arena`. Returns how many keys were
+    /// new (an identical key and sequence id replaces the older cell).
     pub fn insert_arena(&mut self, arena: Bytes, cells: &[ArenaCell], seq: u64) -> usize {
         let mut added = 0;
         if let RowCells::Small { arenas, slots } = self {
@@ -104,8 +131,8 @@ impl RowCells {
                         value_len,
                         seq,
                     };
-                    let key = key_of(arenas, &slot);
-                    let cmp = |s: &Slot| compare_entries(key_of(arenas, s), s.seq, key, seq);
+                    let col = column_of(arenas, &slot);
+                    let cmp = |s: &Slot| compare_cells(column_of(arenas, s), s.seq, col, seq);
                     // Cells usually arrive in order: try the end first.
                     let pos = match slots.last() {
                         Some(last) if cmp(last) == Ordering::Less => Err(slots.len()),
@@ -126,11 +153,17 @@ impl RowCells {
                 }
                 return added;
             }
-            let map: BTreeMap<MemKey, Bytes> =
-                slots.iter().map(|s| materialize(arenas, s)).collect();
+            let map: BTreeMap<ColumnKey, Bytes> = slots
+                .iter()
+                .map(|s| {
+                    let (column, value) = parts(arenas, s);
+                    (ColumnKey { column, seq: s.seq }, value)
+                })
+                .collect();
             *self = RowCells::Large(map);
         }
         if let RowCells::Large(map) = self {
+            let one = std::slice::from_ref(&arena);
             for &(start, key_len, value_len) in cells {
                 let slot = Slot {
                     arena: 0,
@@ -139,8 +172,8 @@ impl RowCells {
                     value_len,
                     seq,
                 };
-                let (k, v) = materialize(std::slice::from_ref(&arena), &slot);
-                if map.insert(k, v).is_none() {
+                let (column, value) = parts(one, &slot);
+                if map.insert(ColumnKey { column, seq }, value).is_none() {
                     added += 1;
                 }
             }
@@ -148,12 +181,11 @@ impl RowCells {
         added
     }
 
-    /// Calls `f(key, seq, value)` for every cell in order, newest first among
-    /// identical keys, with slices of the arenas: the flush's walk, which
-    /// needs no copy and no reference count per cell.
-    pub fn for_each<E>(
+    /// Calls `f(column key, seq, value)` for every cell in order, newest
+    /// first among identical keys, with slices of the arenas.
+    fn for_each_column<E>(
         &self,
-        f: &mut impl FnMut(&[u8], u64, &[u8]) -> Result<(), E>,
+        mut f: impl FnMut(&[u8], u64, &[u8]) -> Result<(), E>,
     ) -> Result<(), E> {
         match self {
             RowCells::Small { arenas, slots } => {
@@ -172,46 +204,97 @@ impl RowCells {
             }
             RowCells::Large(m) => {
                 for (k, v) in m {
-                    f(&k.key, k.seq, v)?;
+                    f(&k.column, k.seq, v)?;
                 }
             }
         }
         Ok(())
     }
 
-    /// Appends to `out` every cell ≥ `from` (all when `None`) whose sequence
-    /// id is visible at `read_point`.
+    /// Calls `f(full key, seq, value)` for every cell of `row` in order,
+    /// newest first among identical keys: the flush's walk. Each full key
+    /// is rebuilt in one reused buffer; values are slices of the arenas.
+    pub fn for_each<E>(
+        &self,
+        row: &[u8],
+        f: &mut impl FnMut(&[u8], u64, &[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut full = Vec::with_capacity(2 + row.len() + 64);
+        key::join_into(&mut full, row, &[]);
+        let prefix = full.len();
+        self.for_each_column(|col, seq, value| {
+            full.truncate(prefix);
+            full.extend_from_slice(col);
+            f(&full, seq, value)
+        })
+    }
+
+    /// Appends to `out` every cell of `row` ≥ `from` (all when `None`, or
+    /// when `from` is in an earlier row) whose sequence id is visible at
+    /// `read_point`, with full keys (one allocation for the row's keys).
     pub fn collect(
         &self,
+        row: &[u8],
         from: Option<&MemKey>,
         read_point: u64,
         out: &mut VecDeque<(MemKey, Bytes)>,
     ) {
+        let from = from.and_then(|f| {
+            (key::row_of(&f.key) == Some(row))
+                .then(|| key::column_of(&f.key).map(|c| (c, f.seq)))
+                .flatten()
+        });
+        let mut picked: Vec<(Bytes, u64, Bytes)> = Vec::new();
         match self {
             RowCells::Small { arenas, slots } => {
                 let start = match from {
-                    Some(f) => slots.partition_point(|s| {
-                        compare_entries(key_of(arenas, s), s.seq, &f.key, f.seq).is_lt()
+                    Some((col, seq)) => slots.partition_point(|s| {
+                        compare_cells(column_of(arenas, s), s.seq, col, seq).is_lt()
                     }),
                     None => 0,
                 };
                 for s in slots.iter().skip(start) {
                     if s.seq <= read_point {
-                        out.push_back(materialize(arenas, s));
+                        let (c, v) = parts(arenas, s);
+                        picked.push((c, s.seq, v));
                     }
                 }
             }
             RowCells::Large(m) => {
-                let iter: Box<dyn Iterator<Item = (&MemKey, &Bytes)>> = match from {
-                    Some(f) => Box::new(m.range(f.clone()..)),
+                let iter: Box<dyn Iterator<Item = (&ColumnKey, &Bytes)>> = match from {
+                    Some((col, seq)) => Box::new(m.range(
+                        ColumnKey {
+                            column: Bytes::copy_from_slice(col),
+                            seq,
+                        }..,
+                    )),
                     None => Box::new(m.iter()),
                 };
-                for (k, val) in iter {
+                for (k, v) in iter {
                     if k.seq <= read_point {
-                        out.push_back((k.clone(), val.clone()));
+                        picked.push((k.column.clone(), k.seq, v.clone()));
                     }
                 }
             }
+        }
+        let prefix = 2 + row.len();
+        let total: usize = picked.iter().map(|(c, _, _)| prefix + c.len()).sum();
+        let mut keys = Vec::with_capacity(total);
+        for (c, _, _) in &picked {
+            key::join_into(&mut keys, row, c);
+        }
+        let keys = Bytes::from(keys);
+        let mut at = 0;
+        for (c, seq, v) in picked {
+            let end = at + prefix + c.len();
+            out.push_back((
+                MemKey {
+                    key: keys.slice(at..end),
+                    seq,
+                },
+                v,
+            ));
+            at = end;
         }
     }
 
@@ -235,18 +318,24 @@ pub const SLOT_SIZE: u64 = std::mem::size_of::<Slot>() as u64;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ferrobase_types::{CellType, key};
+    use ferrobase_types::CellType;
 
     fn arena_of(qs: &[u32]) -> (Bytes, Vec<ArenaCell>) {
-        let mut buf = Vec::new();
+        let mut buf = b"r".to_vec();
         let mut cells = Vec::new();
         for q in qs {
-            let start = buf.len() as u32;
-            let k = key::encode(b"r", b"f", format!("q{q:05}").as_bytes(), 1, CellType::Put);
-            buf.extend_from_slice(&k);
+            let start = buf.len();
+            key::encode_column_into(
+                &mut buf,
+                b"f",
+                format!("q{q:05}").as_bytes(),
+                1,
+                CellType::Put,
+            );
+            let klen = buf.len() - start;
             let v = q.to_string();
             buf.extend_from_slice(v.as_bytes());
-            cells.push((start, k.len() as u32, v.len() as u32));
+            cells.push((start as u32, klen as u32, v.len() as u32));
         }
         (Bytes::from(buf), cells)
     }
@@ -270,29 +359,58 @@ mod tests {
             key: Bytes::from(key::encode(b"r", b"f", b"q00002", 1, CellType::Put)),
             seq: u64::MAX,
         };
-        r.collect(Some(&from), u64::MAX, &mut out);
+        r.collect(b"r", Some(&from), u64::MAX, &mut out);
         assert_eq!(out.len(), SMALL_MAX * 2 - 2);
         assert!(out.iter().zip(out.iter().skip(1)).all(|(a, b)| a.0 < b.0));
         assert_eq!(
             out.get(1).map(|x| x.1.clone()),
             Some(Bytes::from_static(b"3"))
         );
+        assert_eq!(
+            out.front().map(|x| x.0.key.clone()),
+            Some(Bytes::from(key::encode(
+                b"r",
+                b"f",
+                b"q00002",
+                1,
+                CellType::Put
+            )))
+        );
         let mut hidden = VecDeque::new();
-        r.collect(None, 0, &mut hidden);
+        r.collect(b"r", None, 0, &mut hidden);
         assert!(hidden.is_empty(), "seq 1 is above read point 0");
     }
 
     #[test]
-    fn small_rows_keep_versions_newest_first() {
+    fn small_rows_keep_versions_newest_first_with_full_keys() {
         let mut r = RowCells::default();
         let (a, cells) = arena_of(&[1, 2]);
         r.insert_arena(a, &cells, 5);
         let (a, cells) = arena_of(&[1]);
         r.insert_arena(a, &cells, 9);
         let mut out = VecDeque::new();
-        r.collect(None, u64::MAX, &mut out);
+        r.collect(b"r", None, u64::MAX, &mut out);
         let seqs: Vec<u64> = out.iter().map(|(k, _)| k.seq).collect();
         assert_eq!(seqs, vec![9, 5, 5]);
         assert!(matches!(r, RowCells::Small { .. }));
+        let want = key::encode(b"r", b"f", b"q00002", 1, CellType::Put);
+        assert_eq!(out.get(2).map(|x| &x.0.key[..]), Some(&want[..]));
+        // A `from` in an earlier row does not skip anything.
+        let earlier = MemKey {
+            key: Bytes::from(key::encode(b"q", b"f", b"zzz", 1, CellType::Put)),
+            seq: 0,
+        };
+        let mut all = VecDeque::new();
+        r.collect(b"r", Some(&earlier), u64::MAX, &mut all);
+        assert_eq!(all.len(), 3);
+        // The flush walk gives the same full keys.
+        let mut walked = Vec::new();
+        r.for_each::<()>(b"r", &mut |k, s, _| {
+            walked.push((k.to_vec(), s));
+            Ok(())
+        })
+        .ok();
+        let collected: Vec<_> = out.iter().map(|(k, _)| (k.key.to_vec(), k.seq)).collect();
+        assert_eq!(walked, collected);
     }
 }

@@ -63,7 +63,7 @@ impl MemStoreScanner {
             entry
                 .value()
                 .read()
-                .collect(start.as_ref(), self.read_point, &mut self.buf);
+                .collect(row, start.as_ref(), self.read_point, &mut self.buf);
             self.last_row = Some(row.clone());
             if !self.buf.is_empty() {
                 return;

@@ -219,8 +219,9 @@ impl Region {
 }
 
 /// Inserts an edit's cells into `active`; returns the bytes added. The
-/// keys and values of one family's cells are copied into one arena buffer
-/// (see `memstore::row`): one allocation per row and family.
+/// row, then the column keys and values of one family's cells, are copied
+/// into one arena buffer (see `memstore::row`): one allocation per row and
+/// family, and the row is stored once, not once per cell.
 pub(crate) fn insert_edit(stores: &[Store], active: &MemStoreSet, edit: &WalEdit) -> u64 {
     let mut added = 0;
     for fam in &edit.families {
@@ -231,25 +232,22 @@ pub(crate) fn insert_edit(stores: &[Store], active: &MemStoreSet, edit: &WalEdit
         let Some(memstore) = active.stores.get(idx) else {
             continue;
         };
-        let size: usize = fam
-            .cells
-            .iter()
-            .map(|c| {
-                key::KEY_OVERHEAD
-                    + edit.row.len()
-                    + fam.family.len()
-                    + c.qualifier.len()
-                    + c.value.len()
-            })
-            .sum();
+        let size: usize = edit.row.len()
+            + fam
+                .cells
+                .iter()
+                .map(|c| {
+                    key::KEY_OVERHEAD - 2 + fam.family.len() + c.qualifier.len() + c.value.len()
+                })
+                .sum::<usize>();
         let mut arena = Vec::with_capacity(size);
+        arena.extend_from_slice(&edit.row);
         let mut cells = Vec::with_capacity(fam.cells.len());
         let (mut lo, mut hi) = (u64::MAX, 0);
         for c in &fam.cells {
             let start = arena.len();
-            key::encode_into(
+            key::encode_column_into(
                 &mut arena,
-                &edit.row,
                 &fam.family,
                 &c.qualifier,
                 c.timestamp,

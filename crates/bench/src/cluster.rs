@@ -1,0 +1,228 @@
+//! A throw-away distributed cluster on this machine, for the
+//! `regionservers` experiment: etcd (Debian's `etcd` binary, or an
+//! existing one at `--etcd`), one `ferrobase master` and N `ferrobase
+//! regionserver` child processes on loopback ports, sharing a root under a
+//! temporary directory.
+//!
+//! [`LocalCluster`] owns every process it started and kills them when it
+//! drops, on every exit path (errors, Ctrl-C), so a bench run never leaves
+//! a server behind. With `--etcd` the processes register in that etcd
+//! under ferrobase's usual keys, so it must be an etcd that no running
+//! ferrobase cluster uses.
+//!
+//! Waits are bounded and fail with a message naming what did not happen.
+
+use crate::{BenchError, Result};
+use std::io::{BufRead, BufReader};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+/// How long a process may take to come up.
+const START_LIMIT: Duration = Duration::from_secs(60);
+
+/// A port nobody listens on right now.
+fn free_port() -> Result<u16> {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .map_err(BenchError::io("finding a free loopback port"))
+}
+
+/// A child process, killed on drop; its stdout lines arrive on a channel.
+struct Proc {
+    what: String,
+    child: Child,
+    lines: Option<Receiver<String>>,
+}
+
+impl Proc {
+    fn spawn(what: String, mut cmd: Command, log: &Path) -> Result<Proc> {
+        let err = std::fs::File::create(log)
+            .map_err(BenchError::io(format!("creating {}", log.display())))?;
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .stderr(err)
+            .spawn()
+            .map_err(BenchError::io(format!("starting {what}")))?;
+        let lines = child.stdout.take().map(|out| {
+            let (tx, rx) = channel();
+            std::thread::spawn(move || {
+                for line in BufReader::new(out).lines().map_while(|l| l.ok()) {
+                    if tx.send(line).is_err() {
+                        return;
+                    }
+                }
+            });
+            rx
+        });
+        Ok(Proc { what, child, lines })
+    }
+
+    /// Waits for a stdout line containing `text`.
+    fn wait_line(&mut self, text: &str, log: &Path) -> Result<String> {
+        let deadline = Instant::now() + START_LIMIT;
+        let Some(lines) = &self.lines else {
+            return Err(BenchError::Server(format!("{}: no stdout", self.what)));
+        };
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match lines.recv_timeout(left) {
+                Ok(line) if line.contains(text) => return Ok(line),
+                Ok(_) => {}
+                Err(_) => {
+                    let exited = matches!(self.child.try_wait(), Ok(Some(_)));
+                    return Err(BenchError::Server(format!(
+                        "{} {} (no line with '{text}' within {START_LIMIT:?}); see {}",
+                        self.what,
+                        if exited { "exited" } else { "did not start" },
+                        log.display()
+                    )));
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// etcd, one master and region servers; see the module docs.
+pub struct LocalCluster {
+    // Field order is drop order: servers before the master before etcd.
+    servers: Vec<Proc>,
+    master: Option<Proc>,
+    _etcd: Option<Proc>,
+    etcd_url: String,
+    master_port: u16,
+    exe: PathBuf,
+    settings: Vec<String>,
+    dir: tempfile::TempDir,
+}
+
+impl LocalCluster {
+    /// Starts etcd (unless `etcd_url` is given), a master and `servers`
+    /// region servers of the ferrobase binary `exe`, each with the
+    /// `name=value` settings.
+    pub fn start(
+        exe: &Path,
+        etcd_url: Option<&str>,
+        servers: usize,
+        settings: &[String],
+    ) -> Result<LocalCluster> {
+        let dir = tempfile::Builder::new()
+            .prefix("ferrobase-cluster-")
+            .tempdir()
+            .map_err(BenchError::io("creating a temporary cluster directory"))?;
+        let (etcd, etcd_url) = match etcd_url {
+            Some(url) => (None, url.to_string()),
+            None => {
+                let (p, url) = start_etcd(dir.path())?;
+                (Some(p), url)
+            }
+        };
+        let mut c = LocalCluster {
+            servers: Vec::new(),
+            master: None,
+            _etcd: etcd,
+            etcd_url,
+            master_port: 0,
+            exe: exe.to_path_buf(),
+            settings: settings.to_vec(),
+            dir,
+        };
+        c.master_port = free_port()?;
+        let log = c.dir.path().join("master.log");
+        let mut m = Proc::spawn(
+            "ferrobase master".into(),
+            c.command("master", c.master_port),
+            &log,
+        )?;
+        m.wait_line("active on", &log)?;
+        c.master = Some(m);
+        for _ in 0..servers {
+            c.add_server()?;
+        }
+        Ok(c)
+    }
+
+    fn command(&self, kind: &str, port: u16) -> Command {
+        let mut cmd = Command::new(&self.exe);
+        cmd.arg(kind)
+            .args(["--etcd", &self.etcd_url])
+            .arg("--root")
+            .arg(format!("file://{}", self.dir.path().join("root").display()))
+            .args(["--port", &port.to_string()]);
+        for s in &self.settings {
+            cmd.args(["--set", s]);
+        }
+        cmd
+    }
+
+    /// Starts one more region server and waits until it serves.
+    pub fn add_server(&mut self) -> Result<()> {
+        let i = self.servers.len();
+        let log = self.dir.path().join(format!("regionserver-{i}.log"));
+        let mut p = Proc::spawn(
+            format!("ferrobase regionserver #{i}"),
+            self.command("regionserver", free_port()?),
+            &log,
+        )?;
+        p.wait_line("listening on", &log)?;
+        self.servers.push(p);
+        Ok(())
+    }
+
+    /// The master's address, for `--server`/`Connection::connect`.
+    pub fn master_address(&self) -> String {
+        format!("127.0.0.1:{}", self.master_port)
+    }
+}
+
+/// Starts Debian's `etcd` on free ports under `dir`.
+fn start_etcd(dir: &Path) -> Result<(Proc, String)> {
+    let (client, peer) = (free_port()?, free_port()?);
+    let url = format!("http://127.0.0.1:{client}");
+    let peer_url = format!("http://127.0.0.1:{peer}");
+    let mut cmd = Command::new("etcd");
+    cmd.args(["--name", "bench"])
+        .arg("--data-dir")
+        .arg(dir.join("etcd"))
+        .args([
+            "--listen-client-urls",
+            &url,
+            "--advertise-client-urls",
+            &url,
+        ])
+        .args(["--listen-peer-urls", &peer_url])
+        .args(["--initial-advertise-peer-urls", &peer_url])
+        .args(["--initial-cluster", &format!("bench={peer_url}")]);
+    let log = dir.join("etcd.log");
+    let p = Proc::spawn("etcd".into(), cmd, &log).map_err(|e| match e {
+        BenchError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+            BenchError::CannotRun(
+                "the 'regionservers' experiment needs etcd: install Debian's etcd-server \
+                 (apt-get install -y etcd-server) or pass --etcd http://HOST:2379"
+                    .into(),
+            )
+        }
+        other => other,
+    })?;
+    let deadline = Instant::now() + START_LIMIT;
+    while TcpStream::connect(("127.0.0.1", client)).is_err() {
+        if Instant::now() > deadline {
+            return Err(BenchError::Server(format!(
+                "etcd did not listen on port {client} within {START_LIMIT:?}; see {}",
+                log.display()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Ok((p, url))
+}
