@@ -191,7 +191,7 @@ impl Table {
                     (regions, reply)
                 }
             });
-            let replies = one_after_another(calls).await;
+            let replies = all_at_once(calls).await;
             for (regions, reply) in replies {
                 match reply {
                     Err(e) => {
@@ -377,14 +377,51 @@ impl Table {
     }
 }
 
-/// Awaits `futures` one after another (one RPC per server; in standalone
-/// there is one server, so nothing is lost by not overlapping them).
-async fn one_after_another<F: std::future::Future>(
+/// Awaits `futures` concurrently in this task (one RPC per server: a batch
+/// that spans three servers takes the slowest server's time, not the sum)
+/// and returns their outputs in order.
+async fn all_at_once<F: std::future::Future>(
     futures: impl IntoIterator<Item = F>,
 ) -> Vec<F::Output> {
-    let mut out = Vec::new();
-    for f in futures {
-        out.push(f.await);
+    use std::task::Poll;
+    let mut pending: Vec<Option<std::pin::Pin<Box<F>>>> =
+        futures.into_iter().map(|f| Some(Box::pin(f))).collect();
+    let mut out: Vec<Option<F::Output>> = pending.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut done = true;
+        for (slot, o) in pending.iter_mut().zip(out.iter_mut()) {
+            if let Some(f) = slot {
+                match f.as_mut().poll(cx) {
+                    Poll::Ready(v) => {
+                        *o = Some(v);
+                        *slot = None;
+                    }
+                    Poll::Pending => done = false,
+                }
+            }
+        }
+        if done { Poll::Ready(()) } else { Poll::Pending }
+    })
+    .await;
+    out.into_iter().flatten().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::all_at_once;
+
+    #[tokio::test]
+    async fn all_at_once_overlaps_and_keeps_order() {
+        let (tx, rx) = tokio::sync::oneshot::channel::<u32>();
+        // The first future can only finish after the second has run: awaited
+        // one after another, this would never complete.
+        let first = async move { rx.await.unwrap_or(0) + 1 };
+        let second = async move {
+            let _ = tx.send(41);
+            7
+        };
+        let a: std::pin::Pin<Box<dyn std::future::Future<Output = u32>>> = Box::pin(first);
+        let b: std::pin::Pin<Box<dyn std::future::Future<Output = u32>>> = Box::pin(second);
+        assert_eq!(all_at_once([a, b]).await, vec![42, 7]);
     }
-    out
 }

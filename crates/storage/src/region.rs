@@ -248,6 +248,13 @@ impl Region {
         // Writers that passed the closed check finish under the state lock;
         // taking it once makes sure they are done before the last flush.
         drop(self.state.write());
+        // A compaction running now finishes first (new ones see `closed`):
+        // after close the master may delete the region's files (drop) or
+        // another server may open them (move), and a compaction publishing
+        // into a removed directory would fail halfway.
+        for store in &self.stores {
+            drop(store.compaction_lock.lock());
+        }
         self.flush_now(false)?;
         self.shared.forget_region(self.info.id);
         Ok(())

@@ -112,7 +112,7 @@ pub async fn random_read(ctx: &Ctx) -> Result<Report> {
     );
     rep.columns = read_columns();
     let n = ctx.n(50_000);
-    let ops = ctx.n(10_000);
+    let ops = ctx.n(100_000);
     let rows = RowSpec::plain(Shape::Kv { value_size: 1000 });
     with_target(ctx.server.as_deref(), Settings::default(), async |t| {
         for (cache, attr) in [("cache on", "true"), ("cache off", "false")] {
@@ -151,8 +151,8 @@ pub async fn block_size(ctx: &Ctx) -> Result<Report> {
     );
     rep.columns = read_columns();
     let n = ctx.n(30_000);
-    let gets = ctx.n(10_000);
-    let scans = ctx.n(1_000);
+    let gets = ctx.n(60_000);
+    let scans = ctx.n(6_000);
     let rows = RowSpec::plain(Shape::Ycsb {
         field_count: 10,
         field_length: 100,
@@ -263,8 +263,8 @@ pub async fn compression_encoding(ctx: &Ctx) -> Result<Report> {
     .map(|s| s.to_string())
     .collect();
     let n = ctx.n(15_000);
-    let gets = ctx.n(3_000);
-    let scans = ctx.n(300);
+    let gets = ctx.n(15_000);
+    let scans = ctx.n(1_500);
     let rows = RowSpec::plain(Shape::Ycsb {
         field_count: 10,
         field_length: 100,

@@ -60,6 +60,11 @@ impl Region {
             return Ok(false);
         };
         let _one_at_a_time = store.compaction_lock.lock();
+        if self.is_closed() {
+            // Closed while this waited for the lock: the files may be gone
+            // (a dropped table) or served elsewhere (a moved region).
+            return Ok(false);
+        }
         let files = match self.state.read().files.get(index) {
             Some(f) => f.clone(),
             None => return Ok(false),
