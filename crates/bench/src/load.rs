@@ -291,7 +291,7 @@ pub async fn run_load(target: &Target, spec: &LoadSpec) -> Result<LoadReport> {
     regions.sort_by(|a, b| a.start_key.cmp(&b.start_key));
     let region_count = regions.len() as u32;
     let regions = Arc::new(regions);
-    let stalls_before = target.stalls();
+    let stalls_before = target.stalls().await;
     let spec_arc = Arc::new(spec.clone());
     let done = Arc::new(AtomicU64::new(0));
     let per_thread = spec.row_count.div_ceil(spec.threads as u64);
@@ -327,7 +327,7 @@ pub async fn run_load(target: &Target, spec: &LoadSpec) -> Result<LoadReport> {
         payload += r.payload;
     }
     let elapsed = (end - start).as_secs_f64().max(1e-9);
-    let stalls_after = target.stalls();
+    let stalls_after = target.stalls().await;
     let rows = spec.row_count;
     Ok(LoadReport {
         shape: spec.rows.describe(),

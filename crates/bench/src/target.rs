@@ -4,8 +4,8 @@
 //!
 //! [`with_target`] is the only way to get one: it stops the embedded server
 //! and removes its directory on every exit path, errors included. Stall
-//! counters come from the embedded server's engine; a remote cluster does
-//! not report them (its cluster status has no stall counters yet).
+//! counters come from the embedded server's engine, or from a remote
+//! cluster's status (summed over its region servers).
 
 use crate::{BenchError, Result};
 use ferrobase_client::Connection;
@@ -112,9 +112,26 @@ impl Target {
         Ok(Connection::connect(&self.addr, settings)?)
     }
 
-    /// The stall counters now (embedded server only).
-    pub fn stalls(&self) -> Option<Stalls> {
-        let (server, _) = self.embedded.as_ref()?;
+    /// The stall counters now: the embedded server's engine, or the sum
+    /// over every region server of a remote cluster (from the cluster
+    /// status; `None` if the cluster cannot be asked).
+    pub async fn stalls(&self) -> Option<Stalls> {
+        let Some((server, _)) = self.embedded.as_ref() else {
+            let conn = self.connect(1).ok()?;
+            let status = conn.admin().cluster_status().await.ok()?;
+            let mut sum = Stalls::default();
+            for s in status.servers.iter().filter_map(|s| s.stalls.as_ref()) {
+                sum.blocked_writes += s.blocked_writes;
+                sum.blocked_ms += s.blocked_ms;
+                sum.too_busy += s.too_busy;
+                sum.delayed_flushes += s.delayed_flushes;
+                sum.forced_flushes_global += s.forced_flushes_global;
+                sum.forced_flushes_wal += s.forced_flushes_wal;
+                sum.flushes += s.flushes;
+                sum.compactions += s.compactions;
+            }
+            return Some(sum);
+        };
         let s = server.region_server().engine().stats();
         Some(Stalls {
             blocked_writes: s.stalls.blocked_writes,

@@ -106,7 +106,11 @@ fn regionservers_experiment_runs_real_clusters() -> Result<(), Box<dyn std::erro
     for r in &rows {
         assert_eq!(r[1], "2,000", "{r}");
     }
-    let spread = rows[2][8].as_str().unwrap_or_default();
+    // Stall counters come from the cluster's status (summed over servers).
+    for p in v["points"].as_array().cloned().unwrap_or_default() {
+        assert!(p["report"]["stalls_after"]["flushes"].is_u64(), "{p}");
+    }
+    let spread = rows[2][9].as_str().unwrap_or_default();
     let regions: Vec<&str> = spread
         .split(' ')
         .map(|e| e.split('/').next().unwrap_or(""))

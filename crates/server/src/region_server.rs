@@ -145,10 +145,21 @@ impl RegionServer {
             })
             .collect();
         regions.sort_by(|a, b| a.name.cmp(&b.name));
+        let stats = self.engine.stats();
         pb::ServerLoad {
             server: self.address(),
             regions,
-            global_memstore_bytes: self.engine.stats().global_memstore_bytes,
+            global_memstore_bytes: stats.global_memstore_bytes,
+            stalls: Some(pb::StallCounters {
+                blocked_writes: stats.stalls.blocked_writes,
+                blocked_ms: stats.stalls.blocked_ms,
+                too_busy: stats.stalls.too_busy,
+                delayed_flushes: stats.stalls.delayed_flushes,
+                forced_flushes_global: stats.stalls.forced_flushes_global,
+                forced_flushes_wal: stats.stalls.forced_flushes_wal,
+                flushes: stats.flushes,
+                compactions: stats.compactions,
+            }),
         }
     }
 

@@ -91,6 +91,20 @@ pub async fn status(
             mb(s.global_memstore_bytes),
         );
         if format == "detailed" {
+            if let Some(st) = &s.stalls {
+                let _ = writeln!(
+                    out,
+                    "        blockedWrites={}, blockedMs={}, tooBusy={}, delayedFlushes={}, forcedFlushesGlobal={}, forcedFlushesWal={}, flushes={}, compactions={}",
+                    st.blocked_writes,
+                    st.blocked_ms,
+                    st.too_busy,
+                    st.delayed_flushes,
+                    st.forced_flushes_global,
+                    st.forced_flushes_wal,
+                    st.flushes,
+                    st.compactions
+                );
+            }
             for r in &s.regions {
                 let _ = writeln!(out, "        \"{}\":", r.name);
                 let _ = writeln!(
