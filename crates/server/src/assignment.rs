@@ -33,6 +33,9 @@ use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// Suffix of a WAL directory being split (renamed away from its server).
+const SPLITTING: &str = ".splitting";
+
 impl Master {
     /// The live server at `address`.
     pub(crate) fn server_at(&self, address: &str) -> Option<Arc<dyn RegionServerAdmin>> {
@@ -130,7 +133,9 @@ impl Master {
     }
 
     /// Splits the WAL directory of every server that is not registered,
-    /// then removes it. Fails (so nothing is assigned) if any split fails.
+    /// then removes it: renamed to `<name>.splitting` first, which fences
+    /// a server that is paused rather than dead. Fails (so nothing is
+    /// assigned) if any split fails.
     fn split_dead_wals(&self) -> Result<()> {
         let Some(root) = &self.wal_root else {
             return Ok(());
@@ -170,7 +175,27 @@ impl Master {
             .map(|r| (r.id, self.data_dir.join(&r.table).join(r.dir_name())))
             .collect();
         for name in dead {
-            let dir = root.join(&name);
+            // Fence first: a server that is only paused fails its next WAL
+            // batch once its directory is renamed (storage `wal::writer`),
+            // so it acknowledges nothing this split could miss. A directory
+            // already renamed is a split a previous master did not finish.
+            let (server, dir) = match name.strip_suffix(SPLITTING) {
+                Some(server) => (server.to_string(), root.join(&name)),
+                None => {
+                    let renamed = root.join(format!("{name}{SPLITTING}"));
+                    std::fs::rename(root.join(&name), &renamed).map_err(|e| {
+                        ServerError::new(
+                            ErrorCode::Io,
+                            format!(
+                                "fencing the WAL of {name} (rename to {}): {e}",
+                                renamed.display()
+                            ),
+                        )
+                    })?;
+                    (name.clone(), renamed)
+                }
+            };
+            let name = server;
             let report = split::split_wal_dir(&dir, &name, &|id| dirs.get(&id).cloned())?;
             tracing::info!(
                 server = %name, segments = report.segments, edits = report.edits,

@@ -73,6 +73,8 @@ impl From<StorageError> for ServerError {
             StorageError::NoSuchFamily { .. } => ErrorCode::FamilyNotFound,
             StorageError::WrongRegion { .. } => ErrorCode::WrongRegion,
             StorageError::Closed(_) => ErrorCode::RegionNotServing,
+            // Its regions are being reopened elsewhere: the client relocates.
+            StorageError::Fenced(_) => ErrorCode::RegionNotServing,
             StorageError::InvalidRequest(_) => ErrorCode::InvalidRequest,
         };
         ServerError::new(code, e.to_string())

@@ -49,6 +49,10 @@ pub enum StorageError {
     WrongRegion { region: String, row: String },
     #[error("region {0} is closed")]
     Closed(String),
+    /// This server's WAL directory was renamed away (its regions are being
+    /// recovered elsewhere): it must acknowledge nothing more.
+    #[error("fenced: {0}")]
+    Fenced(String),
     #[error("invalid request: {0}")]
     InvalidRequest(String),
 }
@@ -59,7 +63,9 @@ impl StorageError {
         match self {
             StorageError::Io { .. } => ErrorKind::Io,
             StorageError::Corrupt { .. } => ErrorKind::Corruption,
-            StorageError::RegionTooBusy { .. } | StorageError::Closed(_) => ErrorKind::Retry,
+            StorageError::RegionTooBusy { .. }
+            | StorageError::Closed(_)
+            | StorageError::Fenced(_) => ErrorKind::Retry,
             StorageError::InvalidMutation(_)
             | StorageError::NoSuchFamily { .. }
             | StorageError::WrongRegion { .. }

@@ -138,6 +138,32 @@ impl Node {
         format!("127.0.0.1:{}", self.port)
     }
 
+    /// Sends a signal (`"STOP"`, `"CONT"`, …) with kill(1).
+    pub fn signal(&self, sig: &str) -> Result<()> {
+        let status = Command::new("kill")
+            .args(["-s", sig, &self.child.id().to_string()])
+            .status()
+            .context("running kill")?;
+        if !status.success() {
+            bail!("kill -s {sig} failed");
+        }
+        Ok(())
+    }
+
+    /// Waits (at most `limit`) for the process to exit on its own.
+    pub fn wait_exit(&mut self, limit: Duration) -> Result<std::process::ExitStatus> {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(status) = self.child.try_wait()? {
+                return Ok(status);
+            }
+            if Instant::now() > deadline {
+                bail!("the process did not exit within {limit:?}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// SIGKILL, and reap.
     pub fn kill(&mut self) -> Result<()> {
         self.child.kill()?;

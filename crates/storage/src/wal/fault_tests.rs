@@ -97,3 +97,38 @@ fn failed_write_fails_waiters_and_refuses_appends() {
         assert_eq!(&got[..acked.len()], &acked[..], "thread {t}");
     }
 }
+
+#[test]
+fn renamed_wal_directory_fences_the_writer() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("server-a");
+    let opts = WalOptions {
+        roll_size: 1 << 20,
+        async_flush_interval: Duration::from_millis(5),
+    };
+    let wal = Wal::open(&dir, opts.clone()).unwrap();
+    for seq in 1..=10 {
+        wal.append(&[edit(1, seq)], Durability::SyncWal).unwrap();
+    }
+    // What the master does before splitting a dead server's WAL.
+    let splitting = root.path().join("server-a.splitting");
+    std::fs::rename(&dir, &splitting).unwrap();
+    let e = wal
+        .append(&[edit(1, 11)], Durability::SyncWal)
+        .expect_err("a fenced WAL must not acknowledge");
+    assert!(matches!(e, StorageError::Fenced(_)), "{e}");
+    for d in [Durability::SyncWal, Durability::FsyncWal] {
+        assert!(wal.append(&[edit(1, 12)], d).is_err());
+    }
+    drop(wal);
+    // Every acknowledged edit is in the renamed directory, where the split
+    // reads it.
+    let wal = Wal::open(&splitting, opts).unwrap();
+    let mut got = Vec::new();
+    wal.replay(1, 0, &mut |e| {
+        got.push(e.seq);
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(&got[..10], &(1..=10).collect::<Vec<u64>>()[..]);
+}

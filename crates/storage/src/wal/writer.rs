@@ -19,6 +19,15 @@
 //! yet covered and makes the log refuse all later appends: a log that lost
 //! bytes must never acknowledge again.
 //!
+//! Fencing: after every batch write or sync, and before anyone is told,
+//! the leader checks that the WAL directory is still the one it opened
+//! (same device and inode under the same path). In distributed mode the
+//! master renames a dead server's WAL directory before splitting it, so a
+//! server that was only paused (its lease expired, its regions reassigned)
+//! and then resumes fails that check and acknowledges nothing more: either
+//! its bytes were written before the rename, and the split reads them, or
+//! the check sees the rename and the batch fails like a failed write.
+//!
 //! This module never reads segments and never decides which ones to
 //! delete (see `tracker`); it only tells the tracker where batches went.
 
@@ -56,6 +65,8 @@ struct Failure {
     path: PathBuf,
     kind: io::ErrorKind,
     message: String,
+    /// The failure was the fence (module docs), not an I/O error.
+    fenced: bool,
 }
 
 impl Failure {
@@ -65,16 +76,27 @@ impl Failure {
                 path: path.clone(),
                 kind: source.kind(),
                 message: source.to_string(),
+                fenced: false,
+            },
+            StorageError::Fenced(m) => Failure {
+                path: fallback.to_path_buf(),
+                kind: io::ErrorKind::Other,
+                message: m.clone(),
+                fenced: true,
             },
             other => Failure {
                 path: fallback.to_path_buf(),
                 kind: io::ErrorKind::Other,
                 message: other.to_string(),
+                fenced: false,
             },
         }
     }
 
     fn to_error(&self) -> StorageError {
+        if self.fenced {
+            return StorageError::Fenced(self.message.clone());
+        }
         let msg = format!(
             "WAL refuses writes after a failed write or sync: {}",
             self.message
@@ -117,6 +139,13 @@ struct IoState {
     batch_regions: HashMap<u64, u64>,
 }
 
+/// `(device, inode)` of a directory.
+fn dir_id(dir: &Path) -> io::Result<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(dir)?;
+    Ok((m.dev(), m.ino()))
+}
+
 /// What [`Writer::buffer`] did.
 pub(crate) struct Buffered {
     /// The ticket: the append is written once `written >= end`.
@@ -130,6 +159,8 @@ pub(crate) struct Buffered {
 /// The group-commit writer of the current segment.
 pub(crate) struct Writer {
     dir: PathBuf,
+    /// `(device, inode)` of `dir` when opened: the fence (module docs).
+    dir_id: Option<(u64, u64)>,
     roll_size: u64,
     pending: Mutex<Pending>,
     state: Mutex<CommitState>,
@@ -154,6 +185,7 @@ impl Writer {
         let (seg_id, file, seg_path) = segment;
         Writer {
             dir: dir.to_path_buf(),
+            dir_id: dir_id(dir).ok(),
             roll_size,
             pending: Mutex::new(Pending {
                 buf: Vec::new(),
@@ -334,7 +366,23 @@ impl Writer {
         if want_sync && io.synced < io.written {
             self.sync_file(io)?;
         }
+        self.check_fence()?;
         Ok((io.written, io.synced))
+    }
+
+    /// Fails if the WAL directory was renamed or removed (module docs).
+    fn check_fence(&self) -> Result<()> {
+        let Some(expected) = self.dir_id else {
+            return Ok(());
+        };
+        match dir_id(&self.dir) {
+            Ok(id) if id == expected => Ok(()),
+            _ => Err(StorageError::Fenced(format!(
+                "the WAL directory {} was renamed or removed (the master is splitting this \
+                 server's WAL: its lease expired); this server acknowledges no more writes",
+                self.dir.display()
+            ))),
+        }
     }
 
     fn sync_file(&self, io: &mut IoState) -> Result<()> {
