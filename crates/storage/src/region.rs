@@ -83,6 +83,8 @@ pub struct Region {
     state: RwLock<State>,
     mvcc: Mvcc,
     manifest: Mutex<Manifest>,
+    /// This process's ownership epoch of the region (`manifest` module).
+    epoch: u64,
     flush_lock: Mutex<()>,
     memstore_size: AtomicU64,
     flush_requested: AtomicBool,
@@ -107,7 +109,7 @@ impl Region {
         if tmp.exists() {
             std::fs::remove_dir_all(&tmp).map_err(|e| StorageError::io(&tmp, e))?;
         }
-        let manifest = Manifest::load(&dir)?.unwrap_or_default();
+        let (manifest, epoch) = Manifest::claim(&dir)?;
         let mut stores = Vec::new();
         let mut files = Vec::new();
         for family in &table.families {
@@ -162,6 +164,7 @@ impl Region {
             }),
             mvcc: Mvcc::new(last_seq),
             manifest: Mutex::new(manifest),
+            epoch,
             flush_lock: Mutex::new(()),
             memstore_size: AtomicU64::new(replayed_bytes),
             flush_requested: AtomicBool::new(false),

@@ -4,7 +4,7 @@
 //! Flushes may add files while a compaction runs; the swap is computed
 //! against the file list *at publish time*, so those files are kept.
 
-use super::{Region, manifest::sync_dir};
+use super::{Region, manifest::Manifest, manifest::sync_dir};
 use crate::compaction::{CompactionKind, compact_into, select_minor};
 use crate::error::{Result, StorageError};
 use crate::iter::CellIterator;
@@ -147,7 +147,7 @@ impl Region {
                 list.insert(pos.min(list.len()), name.clone());
             }
             next.max_seq = next.max_seq.max(info.max_seq_id);
-            next.store(&self.dir)?;
+            next.store(&self.dir, self.epoch)?;
             *m = next;
         }
         {
@@ -170,6 +170,14 @@ impl Region {
                 }
                 *slot = Arc::new(list);
             }
+        }
+        if Manifest::superseded(&self.dir, self.epoch)? {
+            // Another server owns the region now (this one was paused past
+            // its lease): its manifest may still name the inputs.
+            return Err(StorageError::Fenced(format!(
+                "region {} was opened by another server; keeping the compaction inputs",
+                self.info.name()
+            )));
         }
         for f in &inputs {
             f.evict_from_cache();

@@ -146,7 +146,7 @@ impl Region {
                 next.max_seq = next.max_seq.max(*max_seq);
             }
             next.flushed_seq = next.flushed_seq.max(flushed_seq);
-            next.store(&self.dir)?;
+            next.store(&self.dir, self.epoch)?;
             *m = next;
         }
         {

@@ -1,9 +1,11 @@
-//! The region manifest: which store files are live, published atomically.
+//! The region manifest: which store files are live, published atomically,
+//! and which process owns the region (its *epoch*).
 //!
-//! One small file per region, `MANIFEST`, replaced whole by write-temp,
-//! fsync, rename, fsync-directory. A crash leaves either the old or the new
-//! file set, never a mix; files not named by the manifest are leftovers of
-//! an interrupted flush or compaction and are deleted at open.
+//! One small file per region and owner, `MANIFEST.<epoch>`, replaced whole
+//! by write-temp, fsync, rename, fsync-directory. A crash leaves either the
+//! old or the new file set, never a mix; files not named by the manifest
+//! are leftovers of an interrupted flush or compaction and are deleted at
+//! open.
 //!
 //! ```text
 //! MANIFEST := "FBMANIFEST v1\n" JSON "\n" crc32c(JSON) as 8 hex digits "\n"
@@ -13,6 +15,24 @@
 //! One manifest per region rather than per store (DESIGN says per store):
 //! a flush publishes every family's new file and the flushed sequence id in
 //! one rename, so replay never has to reconcile stores that disagree.
+//!
+//! Epochs fence a previous owner that is paused rather than dead (its
+//! regions reopened elsewhere, see `docs/failover.md`). Opening a region
+//! [`claim`](Manifest::claim)s epoch E+1 over the highest E present:
+//!
+//! ```text
+//! new owner                               old owner (epoch E, resumed)
+//! 1 create EPOCH.E+1, fsync dir           publish MANIFEST.E (ignored by
+//! 2 read the highest MANIFEST.*              readers: the highest epoch wins)
+//! 3 write MANIFEST.E+1                    superseded(E)? yes → delete nothing
+//! 4 remove lower MANIFEST.* / EPOCH.*
+//! ```
+//!
+//! An old owner deletes compaction inputs only after publishing and then
+//! seeing no higher epoch. If it saw none, the new owner's step 1 came
+//! later, so its step 2 read the old owner's published manifest, which no
+//! longer names those inputs. `MANIFEST` without an epoch (earlier
+//! versions) is epoch 0.
 
 use crate::error::{Result, StorageError};
 use serde::{Deserialize, Serialize};
@@ -22,8 +42,47 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 const HEADER: &str = "FBMANIFEST v1\n";
-/// The manifest's file name inside a region directory.
+/// The manifest's file name prefix inside a region directory (`MANIFEST`
+/// alone: epoch 0).
 pub const FILE_NAME: &str = "MANIFEST";
+/// Marker of an epoch being claimed.
+const EPOCH_PREFIX: &str = "EPOCH";
+
+/// `MANIFEST.<epoch>` (20 digits, so names sort by epoch).
+pub fn file_name(epoch: u64) -> String {
+    if epoch == 0 {
+        FILE_NAME.to_string()
+    } else {
+        format!("{FILE_NAME}.{epoch:020}")
+    }
+}
+
+/// Epochs of the manifests and claim markers in `dir`: `(manifests, markers)`.
+fn epochs(dir: &Path) -> Result<(Vec<u64>, Vec<u64>)> {
+    let (mut manifests, mut markers) = (Vec::new(), Vec::new());
+    let entries = match fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((manifests, markers)),
+        Err(e) => return Err(StorageError::io(dir, e)),
+    };
+    for e in entries {
+        let e = e.map_err(|e| StorageError::io(dir, e))?;
+        let name = e.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if name == FILE_NAME {
+            manifests.push(0);
+        } else if let Some(n) = name.strip_prefix("MANIFEST.").and_then(|n| n.parse().ok()) {
+            manifests.push(n);
+        } else if let Some(n) = name.strip_prefix("EPOCH.").and_then(|n| n.parse().ok()) {
+            markers.push(n);
+        }
+    }
+    Ok((manifests, markers))
+}
+
+fn marker_name(epoch: u64) -> String {
+    format!("{EPOCH_PREFIX}.{epoch:020}")
+}
 
 /// The live state of a region's files.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,9 +97,14 @@ pub struct Manifest {
 }
 
 impl Manifest {
-    /// Reads `dir/MANIFEST`; `Ok(None)` when the region is new.
+    /// Reads the manifest of the highest epoch in `dir`; `Ok(None)` when
+    /// the region is new.
     pub fn load(dir: &Path) -> Result<Option<Manifest>> {
-        let path = dir.join(FILE_NAME);
+        let (manifests, _) = epochs(dir)?;
+        let Some(epoch) = manifests.into_iter().max() else {
+            return Ok(None);
+        };
+        let path = dir.join(file_name(epoch));
         let text = match fs::read(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -49,6 +113,39 @@ impl Manifest {
         Self::decode(&text)
             .map(Some)
             .map_err(|(offset, what)| StorageError::corrupt(&path, offset, what))
+    }
+
+    /// Takes ownership of the region in `dir` for a new epoch (module
+    /// docs): returns the current manifest and the new epoch, whose
+    /// manifest is already written.
+    pub fn claim(dir: &Path) -> Result<(Manifest, u64)> {
+        let (manifests, markers) = epochs(dir)?;
+        let epoch = manifests.iter().chain(&markers).max().map_or(1, |e| e + 1);
+        let marker = dir.join(marker_name(epoch));
+        fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&marker)
+            .map_err(|e| StorageError::io(&marker, e))?;
+        sync_dir(dir)?;
+        let manifest = Self::load(dir)?.unwrap_or_default();
+        manifest.store(dir, epoch)?;
+        let (manifests, markers) = epochs(dir)?;
+        for e in manifests.into_iter().filter(|e| *e < epoch) {
+            let _ = fs::remove_file(dir.join(file_name(e)));
+        }
+        for e in markers.into_iter().filter(|e| *e <= epoch) {
+            let _ = fs::remove_file(dir.join(marker_name(e)));
+        }
+        sync_dir(dir)?;
+        Ok((manifest, epoch))
+    }
+
+    /// True when an owner with a higher epoch than `epoch` has claimed the
+    /// region in `dir` (this owner must delete nothing more there).
+    pub fn superseded(dir: &Path, epoch: u64) -> Result<bool> {
+        let (manifests, markers) = epochs(dir)?;
+        Ok(manifests.iter().chain(&markers).any(|e| *e > epoch))
     }
 
     fn decode(text: &[u8]) -> std::result::Result<Manifest, (u64, String)> {
@@ -71,22 +168,26 @@ impl Manifest {
             .map_err(|e| (HEADER.len() as u64, format!("bad manifest JSON: {e}")))
     }
 
-    /// Atomically replaces `dir/MANIFEST` with this manifest.
-    pub fn store(&self, dir: &Path) -> Result<()> {
+    /// Atomically replaces `dir/MANIFEST.<epoch>` with this manifest.
+    pub fn store(&self, dir: &Path, epoch: u64) -> Result<()> {
         let json = serde_json::to_vec(self)
             .map_err(|e| StorageError::InvalidRequest(format!("manifest encode: {e}")))?;
         let mut out = Vec::with_capacity(json.len() + 32);
         out.extend_from_slice(HEADER.as_bytes());
         out.extend_from_slice(&json);
         out.extend_from_slice(format!("\n{:08x}\n", crc32c::crc32c(&json)).as_bytes());
-        write_atomic(&dir.join(FILE_NAME), &out)
+        write_atomic(&dir.join(file_name(epoch)), &out)
     }
 }
 
 /// Writes `bytes` to `path` via a temp file, fsync and rename, then fsyncs
 /// the directory so the rename itself is durable.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp: PathBuf = path.with_extension("tmp");
+    // `<name>.tmp`, not `with_extension`: `MANIFEST.<epoch>` files of two
+    // owners must never share a temp file.
+    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
+    tmp_name.push(".tmp");
+    let tmp: PathBuf = path.with_file_name(tmp_name);
     {
         let mut f = fs::File::create(&tmp).map_err(|e| StorageError::io(&tmp, e))?;
         f.write_all(bytes).map_err(|e| StorageError::io(&tmp, e))?;
@@ -122,7 +223,7 @@ mod tests {
         };
         m.stores
             .insert("f".into(), vec!["0000000000000001.sf".into()]);
-        m.store(dir.path()).unwrap();
+        m.store(dir.path(), 0).unwrap();
         assert_eq!(Manifest::load(dir.path()).unwrap(), Some(m));
 
         let path = dir.path().join(FILE_NAME);
@@ -139,5 +240,38 @@ mod tests {
             }
             bytes[i] ^= 0x01;
         }
+    }
+
+    #[test]
+    fn a_newer_owner_wins_and_fences_the_older_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        // An earlier version's region: `MANIFEST` is epoch 0.
+        let mut m = Manifest::default();
+        m.stores
+            .insert("f".into(), vec!["1.sf".into(), "2.sf".into()]);
+        m.store(d, 0).unwrap();
+        let (got, a) = Manifest::claim(d).unwrap();
+        assert_eq!((got.clone(), a), (m.clone(), 1));
+        assert!(!d.join(FILE_NAME).exists(), "lower epochs are removed");
+        assert!(!Manifest::superseded(d, a).unwrap());
+
+        // B takes over while A is paused.
+        let (seen_by_b, b) = Manifest::claim(d).unwrap();
+        assert_eq!(b, 2);
+        assert_eq!(seen_by_b, m);
+        assert!(Manifest::superseded(d, a).unwrap());
+        assert!(!Manifest::superseded(d, b).unwrap());
+
+        // A resumes and publishes a compaction: readers still see B's.
+        let mut late = m.clone();
+        late.stores.insert("f".into(), vec!["3.sf".into()]);
+        late.store(d, a).unwrap();
+        assert_eq!(Manifest::load(d).unwrap(), Some(m));
+
+        // The next owner starts above every epoch present.
+        let (_, c) = Manifest::claim(d).unwrap();
+        assert_eq!(c, 3);
+        assert!(Manifest::superseded(d, b).unwrap());
     }
 }

@@ -251,7 +251,7 @@ mod tests {
             flushed_seq: 3,
             ..Manifest::default()
         }
-        .store(&r2)
+        .store(&r2, 0)
         .unwrap();
         let dirs = |id: u64| match id {
             1 => Some(r1.clone()),
