@@ -368,7 +368,8 @@ pub async fn single_vs_multi(ctx: &Ctx) -> Result<Report> {
         "rows/s",
     );
     rep.columns = columns();
-    let n = ctx.n(200_000);
+    // 600,000 rows: `single53` then runs ~2 s, long enough for a steady ratio.
+    let n = ctx.n(600_000);
     let mut results = Vec::new();
     with_target(ctx.server.as_deref(), server_settings(), async |t| {
         for shape in [Shape::Single53, Shape::Wide53] {
