@@ -39,6 +39,14 @@ async fn all_experiments_write_json_svg_and_index() -> Result<()> {
             !v["rows"].as_array().map(Vec::is_empty).unwrap_or(true),
             "{name}: no table"
         );
+        let columns = v["columns"].as_array().map(Vec::len).unwrap_or(0);
+        for r in v["rows"].as_array().cloned().unwrap_or_default() {
+            assert_eq!(
+                r.as_array().map(Vec::len),
+                Some(columns),
+                "{name}: a row does not match the header: {r}"
+            );
+        }
         let text = std::fs::read_to_string(&svg)?;
         assert!(
             text.starts_with("<svg") && text.trim_end().ends_with("</svg>"),

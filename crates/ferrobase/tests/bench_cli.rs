@@ -103,6 +103,11 @@ fn regionservers_experiment_runs_real_clusters() -> Result<(), Box<dyn std::erro
     // spread over 3 servers (one `regions/writes` entry each).
     let rows = v["rows"].as_array().cloned().unwrap_or_default();
     assert_eq!(rows.len(), 3);
+    let columns = v["columns"].as_array().map(Vec::len).unwrap_or(0);
+    assert!(
+        rows.iter()
+            .all(|r| r.as_array().map(Vec::len) == Some(columns))
+    );
     for r in &rows {
         assert_eq!(r[1], "2,000", "{r}");
     }

@@ -178,19 +178,22 @@ pub fn join_into(out: &mut Vec<u8>, row: &[u8], column: &[u8]) {
     out.extend_from_slice(column);
 }
 
+/// `(family, qualifier, timestamp, type code)` of a column key; `None` if
+/// the lengths do not add up.
+pub fn column_parts(k: &[u8]) -> Option<(&[u8], &[u8], u64, u8)> {
+    let fam_len = *k.first()? as usize;
+    let family = k.get(1..1 + fam_len)?;
+    let tail = k.len().checked_sub(9)?;
+    let qualifier = k.get(1 + fam_len..tail)?;
+    let ts = u64::from_be_bytes(k.get(tail..tail + 8)?.try_into().ok()?);
+    Some((family, qualifier, ts, *k.get(tail + 8)?))
+}
+
 /// Compares two column keys of the same row in HBase cell order (family,
 /// qualifier, timestamp descending, type descending); byte order for
 /// column keys that do not parse.
 pub fn compare_column(a: &[u8], b: &[u8]) -> Ordering {
-    fn parse(k: &[u8]) -> Option<(&[u8], &[u8], u64, u8)> {
-        let fam_len = *k.first()? as usize;
-        let family = k.get(1..1 + fam_len)?;
-        let tail = k.len().checked_sub(9)?;
-        let qualifier = k.get(1 + fam_len..tail)?;
-        let ts = u64::from_be_bytes(k.get(tail..tail + 8)?.try_into().ok()?);
-        Some((family, qualifier, ts, *k.get(tail + 8)?))
-    }
-    match (parse(a), parse(b)) {
+    match (column_parts(a), column_parts(b)) {
         (Some(x), Some(y)) => short_cmp(x.0, y.0)
             .then_with(|| short_cmp(x.1, y.1))
             .then_with(|| y.2.cmp(&x.2))

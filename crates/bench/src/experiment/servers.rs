@@ -68,6 +68,7 @@ pub async fn regionservers(ctx: &Ctx) -> Result<Report> {
         "MB/s",
         "RPCs",
         "p99 ms",
+        "stalls",
         "errors",
         "regions/writes per server",
     ]
@@ -116,13 +117,7 @@ pub async fn regionservers(ctx: &Ctx) -> Result<Report> {
             format!("{:.1}", r.payload_mb_per_s),
             int(r.rpcs as f64),
             format!("{:.1}", r.flush_latency.p99_us as f64 / 1000.0),
-            match (r.stalls_before, r.stalls_after) {
-                (Some(b), Some(a)) => {
-                    let d = a.since(&b);
-                    (d.blocked_writes + d.delayed_flushes + d.too_busy).to_string()
-                }
-                _ => "n/a".into(),
-            },
+            super::writes::stalls(&r),
             r.error_count.to_string(),
             spread.per_server.join(" "),
         ]);

@@ -28,14 +28,20 @@ fn columns() -> Vec<String> {
     .collect()
 }
 
-fn row(label: &str, r: &LoadReport) -> Vec<String> {
-    let stalls = match (r.stalls_before, r.stalls_after) {
+/// Blocked writes + delayed flushes + too-busy refusals during a load, or
+/// `n/a` when the server did not report its counters.
+pub(super) fn stalls(r: &LoadReport) -> String {
+    match (r.stalls_before, r.stalls_after) {
         (Some(b), Some(a)) => {
             let d = a.since(&b);
             (d.blocked_writes + d.delayed_flushes + d.too_busy).to_string()
         }
         _ => "n/a".into(),
-    };
+    }
+}
+
+fn row(label: &str, r: &LoadReport) -> Vec<String> {
+    let stalls = stalls(r);
     vec![
         label.to_string(),
         int(r.rows as f64),

@@ -112,16 +112,8 @@ fn parts(arenas: &[Bytes], s: &Slot) -> (Bytes, Bytes) {
     }
 }
 
-/// `(family, qualifier, timestamp, type)` of a column key; `None` if it
-/// does not parse (never for keys built by the write path).
-fn parts_of(k: &[u8]) -> Option<(&[u8], &[u8], u64, u8)> {
-    let fam_len = *k.first()? as usize;
-    let family = k.get(1..1 + fam_len)?;
-    let tail = k.len().checked_sub(9)?;
-    let qualifier = k.get(1 + fam_len..tail)?;
-    let ts = u64::from_be_bytes(k.get(tail..tail + 8)?.try_into().ok()?);
-    Some((family, qualifier, ts, *k.get(tail + 8)?))
-}
+/// `(family, qualifier, timestamp, type code)`, see [`key::column_parts`].
+type ColumnParts<'a> = (&'a [u8], &'a [u8], u64, u8);
 
 /// The first mutation of a row (the common case of a load: every row is
 /// new): parse each column key once, sort, and keep the last of identical
@@ -135,7 +127,7 @@ fn fill_new_row(
     seq: u64,
 ) -> usize {
     let idx = arenas.len() as u32;
-    let mut keyed: Vec<((&[u8], &[u8], u64, u8), Slot)> = Vec::with_capacity(cells.len());
+    let mut keyed: Vec<(ColumnParts<'_>, Slot)> = Vec::with_capacity(cells.len());
     let mut fallback = false;
     for &(start, key_len, value_len) in cells {
         let slot = Slot {
@@ -148,7 +140,7 @@ fn fill_new_row(
         let key = arena
             .get(start as usize..start as usize + key_len as usize)
             .unwrap_or_default();
-        match parts_of(key) {
+        match key::column_parts(key) {
             Some(p) => keyed.push((p, slot)),
             None => {
                 fallback = true;
