@@ -119,17 +119,12 @@ type ColumnParts<'a> = (&'a [u8], &'a [u8], u64, u8);
 /// new): parse each column key once, sort, and keep the last of identical
 /// keys, instead of one binary search and shift per cell (a 53-column row
 /// arrives in qualifier order `q0 q1 … q9 q10`, which is not byte order).
-fn fill_new_row(
-    arenas: &mut Vec<Bytes>,
-    slots: &mut Vec<Slot>,
-    arena: Bytes,
-    cells: &[ArenaCell],
-    seq: u64,
-) -> usize {
-    let idx = arenas.len() as u32;
+/// Returns the sorted slots, or `None` if a key does not parse (the
+/// general path then applies its byte-order fallback).
+fn sorted_new_row(arena: &Bytes, idx: u32, cells: &[ArenaCell], seq: u64) -> Option<Vec<Slot>> {
     let mut keyed: Vec<(ColumnParts<'_>, Slot)> = Vec::with_capacity(cells.len());
-    let mut fallback = false;
     for &(start, key_len, value_len) in cells {
+        let key = arena.get(start as usize..start as usize + key_len as usize)?;
         let slot = Slot {
             arena: idx,
             start,
@@ -137,33 +132,7 @@ fn fill_new_row(
             value_len,
             seq,
         };
-        let key = arena
-            .get(start as usize..start as usize + key_len as usize)
-            .unwrap_or_default();
-        match key::column_parts(key) {
-            Some(p) => keyed.push((p, slot)),
-            None => {
-                fallback = true;
-                break;
-            }
-        }
-    }
-    if fallback {
-        // Unparseable keys keep the general path's byte-order fallback.
-        let mut r = RowCells::Small {
-            arenas: std::mem::take(arenas),
-            slots: std::mem::take(slots),
-        };
-        let added = r.insert_general(arena, cells, seq);
-        if let RowCells::Small {
-            arenas: a,
-            slots: s,
-        } = r
-        {
-            *arenas = a;
-            *slots = s;
-        }
-        return added;
+        keyed.push((key::column_parts(key)?, slot));
     }
     // Stable: among identical keys the later cell of the mutation comes
     // last, and wins below.
@@ -173,17 +142,14 @@ fn fill_new_row(
             .then_with(|| b.2.cmp(&a.2))
             .then_with(|| b.3.cmp(&a.3))
     });
-    slots.reserve(keyed.len());
+    let mut slots = Vec::with_capacity(keyed.len());
     let mut iter = keyed.iter().peekable();
     while let Some((k, slot)) = iter.next() {
-        if iter.peek().is_some_and(|(next, _)| next == k) {
-            continue;
+        if iter.peek().is_none_or(|(next, _)| next != k) {
+            slots.push(*slot);
         }
-        slots.push(*slot);
     }
-    drop(keyed);
-    arenas.push(arena);
-    slots.len()
+    Some(slots)
 }
 
 impl RowCells {
@@ -195,8 +161,11 @@ impl RowCells {
             && slots.is_empty()
             && cells.len() > 1
             && cells.len() <= SMALL_MAX
+            && let Some(sorted) = sorted_new_row(&arena, arenas.len() as u32, cells, seq)
         {
-            return fill_new_row(arenas, slots, arena, cells, seq);
+            *slots = sorted;
+            arenas.push(arena);
+            return slots.len();
         }
         self.insert_general(arena, cells, seq)
     }
