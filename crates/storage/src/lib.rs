@@ -26,6 +26,7 @@ pub mod codec;
 pub mod compaction;
 pub mod engine;
 pub mod error;
+pub mod fs;
 pub mod iter;
 pub mod memstore;
 pub mod region;
