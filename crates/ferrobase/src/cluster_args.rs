@@ -13,7 +13,9 @@ pub struct ClusterArgs {
     /// etcd endpoints, comma separated (`http://127.0.0.1:2379`).
     #[arg(long, value_delimiter = ',', required = true)]
     pub etcd: Vec<String>,
-    /// Shared storage root: `file:///shared/dir` (HDFS and S3 are not built yet).
+    /// Shared storage root (`hbase.rootdir`): `file:///shared/dir`, a plain
+    /// path, or `s3://bucket/prefix?endpoint=URL` (credentials from the URL
+    /// or the `AWS_*` environment variables).
     #[arg(long)]
     pub root: String,
     /// A TOML settings file.
@@ -32,8 +34,8 @@ impl ClusterArgs {
     pub fn config(&self, port: u16) -> anyhow::Result<ClusterConfig> {
         let settings = crate::config::load(self.config.as_deref(), &self.set)?;
         let root = parse_root(&self.root).context("in --root")?;
-        std::fs::create_dir_all(&root)
-            .with_context(|| format!("creating the root directory {}", root.display()))?;
+        root.create_dir_all(std::path::Path::new(""))
+            .with_context(|| format!("creating the root {}", root.url()))?;
         Ok(ClusterConfig {
             etcd: self.etcd.clone(),
             root,

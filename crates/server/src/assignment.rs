@@ -140,26 +140,14 @@ impl Master {
         let Some(root) = &self.wal_root else {
             return Ok(());
         };
-        let io =
-            |e: std::io::Error| ServerError::new(ErrorCode::Io, format!("{}: {e}", root.display()));
+        let fs = &*self.fs;
+        let io = |e: ferrobase_storage::StorageError| {
+            ServerError::new(ErrorCode::Io, format!("WAL root: {e}"))
+        };
         // List first, ask etcd second: a server registers before it creates
         // its WAL directory, so every listed directory of a live server is
         // registered by the time we ask.
-        let mut names = Vec::new();
-        match std::fs::read_dir(root) {
-            Ok(entries) => {
-                for e in entries {
-                    let e = e.map_err(io)?;
-                    if e.file_type().map_err(io)?.is_dir()
-                        && let Some(n) = e.file_name().to_str()
-                    {
-                        names.push(n.to_string());
-                    }
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-            Err(e) => return Err(io(e)),
-        }
+        let names = fs.list(root).map_err(io)?;
         if names.is_empty() {
             return Ok(());
         }
@@ -183,28 +171,20 @@ impl Master {
                 Some(server) => (server.to_string(), root.join(&name)),
                 None => {
                     let renamed = root.join(format!("{name}{SPLITTING}"));
-                    std::fs::rename(root.join(&name), &renamed).map_err(|e| {
-                        ServerError::new(
-                            ErrorCode::Io,
-                            format!(
-                                "fencing the WAL of {name} (rename to {}): {e}",
-                                renamed.display()
-                            ),
-                        )
+                    fs.fence_dir(&root.join(&name), &renamed).map_err(|e| {
+                        ServerError::new(ErrorCode::Io, format!("fencing the WAL of {name}: {e}"))
                     })?;
                     (name.clone(), renamed)
                 }
             };
             let name = server;
-            let report = split::split_wal_dir(&dir, &name, &|id| dirs.get(&id).cloned())?;
+            let report = split::split_wal_dir(fs, &dir, &name, &|id| dirs.get(&id).cloned())?;
             tracing::info!(
                 server = %name, segments = report.segments, edits = report.edits,
                 recovered = report.recovered, regions = report.regions,
                 "split the WAL of a dead region server"
             );
-            std::fs::remove_dir_all(&dir).map_err(|e| {
-                ServerError::new(ErrorCode::Io, format!("removing {}: {e}", dir.display()))
-            })?;
+            fs.delete_all(&dir).map_err(io)?;
         }
         Ok(())
     }

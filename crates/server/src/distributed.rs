@@ -27,10 +27,11 @@ use ferrobase_proto::pb::{
     master_server::MasterServer, region_admin_server::RegionAdminServer,
     region_server_server::RegionServerServer,
 };
+use ferrobase_storage::fs::Storage;
 use ferrobase_types::Settings;
 use std::future::Future;
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -42,33 +43,18 @@ pub const RECONCILE_INTERVAL: Duration = Duration::from_millis(250);
 pub struct ClusterConfig {
     /// etcd endpoints, `http://host:port`.
     pub etcd: Vec<String>,
-    /// The shared root directory (from a `file://` URL).
-    pub root: PathBuf,
+    /// The shared storage root (`--root`: a directory or an S3 bucket).
+    pub root: Arc<dyn Storage>,
     /// Where to listen (and what to advertise).
     pub bind: SocketAddr,
     pub settings: Settings,
 }
 
-/// The directory of a `--root` URL: `file:///abs/dir` (or a plain path).
-/// HDFS and S3 roots are refused with a message saying so.
-pub fn parse_root(url: &str) -> Result<PathBuf> {
-    let bad =
-        |why: &str| ServerError::new(ErrorCode::InvalidRequest, format!("--root '{url}': {why}"));
-    if let Some(path) = url.strip_prefix("file://") {
-        if !path.starts_with('/') {
-            return Err(bad("a file:// root needs an absolute path (file:///dir)"));
-        }
-        return Ok(PathBuf::from(path));
-    }
-    if let Some((scheme, _)) = url.split_once("://") {
-        return Err(bad(&format!(
-            "the {scheme}:// storage backend is not built yet; use a shared directory (file:///dir)"
-        )));
-    }
-    if url.is_empty() {
-        return Err(bad("empty"));
-    }
-    Ok(PathBuf::from(url))
+/// The storage a `--root` URL names: `file:///abs/dir` (or a plain path),
+/// or `s3://bucket/prefix?endpoint=…` (see `ferrobase_storage::fs`).
+pub fn parse_root(url: &str) -> Result<Arc<dyn Storage>> {
+    ferrobase_storage::fs::from_url(url)
+        .map_err(|e| ServerError::new(ErrorCode::InvalidRequest, format!("--root '{url}': {e}")))
 }
 
 fn io(what: &str, e: impl std::fmt::Display) -> ServerError {
@@ -110,13 +96,11 @@ pub async fn run_region_server(
     // Registered before the WAL directory exists: the master never takes a
     // live server's WAL directory for a dead one's.
     etcd::registry::register(&client, session.lease(), &record).await?;
-    let (data, wal) = (
-        cfg.root.join("data"),
-        cfg.root.join("wal").join(&record.name),
-    );
+    let (data, wal) = (PathBuf::from("data"), Path::new("wal").join(&record.name));
     let settings = cfg.settings.clone();
+    let fs = cfg.root.clone();
     let rs = spawn_blocking(move || {
-        let rs = RegionServer::open_dirs(&data, &wal, settings)?;
+        let rs = RegionServer::open_on(fs, &data, &wal, settings)?;
         rs.set_address(addr.to_string());
         Ok(rs)
     })
@@ -210,8 +194,10 @@ pub async fn run_master(
     let root = cfg.root.clone();
     let coord = coordination.clone();
     let master = spawn_blocking(move || {
-        std::fs::create_dir_all(root.join("wal")).map_err(|e| io("creating the WAL root", e))?;
-        Master::open(&root, &root.join("data"), Some(&root.join("wal")), coord).map(Arc::new)
+        root.create_dir_all(Path::new("wal"))
+            .map_err(|e| io("creating the WAL root", e))?;
+        let dirs = (Path::new(""), Path::new("data"), Some(Path::new("wal")));
+        Master::open(root, dirs, coord).map(Arc::new)
     })
     .await?;
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
@@ -296,14 +282,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn roots_other_than_a_directory_are_refused_by_name() {
+    fn bad_roots_are_refused_by_name() {
         assert_eq!(
-            parse_root("file:///shared/fb").ok(),
-            Some(PathBuf::from("/shared/fb"))
+            parse_root("file:///shared/fb").map(|r| r.url()).ok(),
+            Some("file:///shared/fb".to_string())
         );
         for (url, says) in [
-            ("hdfs://nn:8020/fb", "hdfs:// storage backend is not built"),
-            ("s3://bucket/fb", "s3:// storage backend is not built"),
+            ("hdfs://nn:8020/fb", "unknown scheme 'hdfs'"),
+            ("s3://?endpoint=x", "bucket"),
             ("file://relative", "absolute path"),
             ("", "empty"),
         ] {
@@ -311,7 +297,7 @@ mod tests {
                 .err()
                 .map(|e| e.to_string())
                 .unwrap_or_default();
-            assert!(e.contains(says), "{url}: {e}");
+            assert!(e.contains(says) && e.contains("--root"), "{url}: {e}");
         }
     }
 }

@@ -11,6 +11,7 @@ use crate::meta::{MetaStore, TableMeta};
 use crate::splits;
 use ferrobase_proto::{ErrorCode, pb, schema};
 use ferrobase_storage::RegionInfo;
+use ferrobase_storage::fs::Storage;
 use ferrobase_types::TableDescriptor;
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -24,6 +25,8 @@ pub struct Master {
     /// Region id → server address, for online regions.
     pub(crate) assignments: Mutex<HashMap<u64, String>>,
     pub(crate) ddl: Mutex<()>,
+    /// The storage root holding the meta, the data and the WALs.
+    pub(crate) fs: Arc<dyn Storage>,
     pub(crate) data_dir: PathBuf,
     /// Distributed mode: the directory holding one WAL directory per
     /// region server (`<root>/wal`), split when its server dies.
@@ -39,22 +42,24 @@ impl Master {
         data_dir: &Path,
         coordination: Arc<dyn Coordination>,
     ) -> Result<Master> {
-        let master = Master::open(dir, data_dir, None, coordination)?;
+        let local = Arc::new(ferrobase_storage::fs::LocalFs::new("/"));
+        let master = Master::open(local, (dir, data_dir, None), coordination)?;
         master.reconcile()?;
         Ok(master)
     }
 
-    /// Loads the meta from `dir` without assigning anything (distributed
-    /// mode: [`reconcile`](Self::reconcile) runs periodically). `wal_root`
-    /// holds the region servers' WAL directories.
+    /// Loads the meta from `dir` on `fs` without assigning anything
+    /// (distributed mode: [`reconcile`](Self::reconcile) runs
+    /// periodically). `dirs` is (meta dir, data dir, WAL root): the WAL
+    /// root holds the region servers' WAL directories.
     pub fn open(
-        dir: &Path,
-        data_dir: &Path,
-        wal_root: Option<&Path>,
+        fs: Arc<dyn Storage>,
+        (dir, data_dir, wal_root): (&Path, &Path, Option<&Path>),
         coordination: Arc<dyn Coordination>,
     ) -> Result<Master> {
         Ok(Master {
-            meta: MetaStore::open(dir)?,
+            meta: MetaStore::open(fs.clone(), dir)?,
+            fs,
             coordination,
             assignments: Mutex::new(HashMap::new()),
             ddl: Mutex::new(()),
@@ -94,16 +99,9 @@ impl Master {
     fn remove_data(&self, table: &str, regions: &[RegionInfo]) -> Result<()> {
         for r in regions {
             let dir = self.data_dir.join(table).join(r.dir_name());
-            match std::fs::remove_dir_all(&dir) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => {
-                    return Err(ServerError::new(
-                        ErrorCode::Io,
-                        format!("removing {}: {e}", dir.display()),
-                    ));
-                }
-            }
+            self.fs
+                .delete_all(&dir)
+                .map_err(|e| ServerError::new(ErrorCode::Io, format!("removing a region: {e}")))?;
         }
         Ok(())
     }
@@ -239,7 +237,7 @@ impl Master {
                     .join(&t.descriptor.name)
                     .join(r.dir_name())
                     .join(name);
-                let _ = std::fs::remove_dir_all(dir);
+                let _ = self.fs.delete_all(&dir);
             }
         }
         let new = self.meta.update(|m| {
@@ -271,7 +269,7 @@ impl Master {
             Ok(())
         })?;
         self.remove_data(name, &t.regions)?;
-        let _ = std::fs::remove_dir(self.data_dir.join(name));
+        let _ = self.fs.delete_all(&self.data_dir.join(name));
         Ok(())
     }
 

@@ -1,19 +1,20 @@
 //! The meta store: table descriptors, enabled state and region list of
 //! every table, persisted in one file under the data directory.
 //!
-//! Every change is written whole and atomically (write a temp file, fsync,
-//! rename, fsync the directory), so a crash leaves the old or the new meta,
-//! never a mix. This module never opens regions; the master does.
+//! Every change is written whole and atomically (the storage root's `put`:
+//! temp file, fsync, rename, fsync the directory on a local root; one PUT
+//! on S3), so a crash leaves the old or the new meta, never a mix. This module never opens regions; the master does.
 
 use crate::error::{Result, ServerError};
 use ferrobase_proto::ErrorCode;
 use ferrobase_storage::RegionInfo;
+use ferrobase_storage::fs::Storage;
 use ferrobase_types::TableDescriptor;
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// File name of the meta under the data directory.
 pub const META_FILE: &str = "meta.json";
@@ -44,30 +45,31 @@ impl MetaState {
 
 /// The persisted meta.
 pub struct MetaStore {
+    fs: Arc<dyn Storage>,
     path: PathBuf,
     state: Mutex<MetaState>,
 }
 
-fn io_err(path: &Path, e: std::io::Error) -> ServerError {
-    ServerError::new(ErrorCode::Io, format!("meta {}: {e}", path.display()))
+fn io_err(e: ferrobase_storage::StorageError) -> ServerError {
+    ServerError::new(ErrorCode::Io, format!("meta: {e}"))
 }
 
 impl MetaStore {
     /// Loads the meta in `dir`, or starts an empty one.
-    pub fn open(dir: &Path) -> Result<MetaStore> {
-        std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
+    pub fn open(fs: Arc<dyn Storage>, dir: &Path) -> Result<MetaStore> {
+        fs.create_dir_all(dir).map_err(io_err)?;
         let path = dir.join(META_FILE);
-        let state = match std::fs::read(&path) {
-            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+        let state = match fs.read(&path).map_err(io_err)? {
+            Some(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
                 ServerError::new(
                     ErrorCode::Corruption,
-                    format!("meta {} does not parse: {e}", path.display()),
+                    format!("meta {} does not parse: {e}", fs.display(&path)),
                 )
             })?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => MetaState::default(),
-            Err(e) => return Err(io_err(&path, e)),
+            None => MetaState::default(),
         };
         Ok(MetaStore {
+            fs,
             path,
             state: Mutex::new(state),
         })
@@ -94,21 +96,11 @@ impl MetaStore {
         Ok(r)
     }
 
+    /// Replaces the meta file atomically (the storage's `put`).
     fn persist(&self, state: &MetaState) -> Result<()> {
         let bytes = serde_json::to_vec_pretty(state)
             .map_err(|e| ServerError::new(ErrorCode::Internal, e.to_string()))?;
-        let tmp = self.path.with_extension("json.tmp");
-        let mut f = std::fs::File::create(&tmp).map_err(|e| io_err(&tmp, e))?;
-        f.write_all(&bytes).map_err(|e| io_err(&tmp, e))?;
-        f.sync_all().map_err(|e| io_err(&tmp, e))?;
-        drop(f);
-        std::fs::rename(&tmp, &self.path).map_err(|e| io_err(&self.path, e))?;
-        if let Some(dir) = self.path.parent()
-            && let Ok(d) = std::fs::File::open(dir)
-        {
-            d.sync_all().map_err(|e| io_err(dir, e))?;
-        }
-        Ok(())
+        self.fs.put(&self.path, &bytes).map_err(io_err)
     }
 }
 
@@ -121,7 +113,11 @@ mod tests {
     #[test]
     fn survives_reopen_and_failed_updates_change_nothing() {
         let dir = tempfile::tempdir().unwrap();
-        let m = MetaStore::open(dir.path()).unwrap();
+        let m = MetaStore::open(
+            Arc::new(ferrobase_storage::fs::LocalFs::new("/")),
+            dir.path(),
+        )
+        .unwrap();
         m.update(|s| {
             let id = s.allocate_region_id();
             let d = TableDescriptor::new("t", vec![FamilyDescriptor::new("f").unwrap()]).unwrap();
@@ -142,7 +138,11 @@ mod tests {
         });
         assert!(r.is_err());
         drop(m);
-        let m = MetaStore::open(dir.path()).unwrap();
+        let m = MetaStore::open(
+            Arc::new(ferrobase_storage::fs::LocalFs::new("/")),
+            dir.path(),
+        )
+        .unwrap();
         assert_eq!(m.table("t").unwrap().regions[0].id, 1);
     }
 }

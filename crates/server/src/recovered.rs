@@ -21,12 +21,13 @@ const BATCH: usize = 256;
 /// Applies and removes the region's recovered edits; returns how many
 /// edits were applied.
 pub(crate) fn replay(region: &Region) -> Result<u64> {
-    let files = split::recovered_files(region.dir())?;
+    let fs = &**region.fs();
+    let files = split::recovered_files(fs, region.dir())?;
     let mut applied = 0u64;
     for file in &files {
         let mut batch: Vec<RowMutation> = Vec::with_capacity(BATCH);
         let mut result = Ok(());
-        split::read_recovered(file, &mut |edit| {
+        split::read_recovered(fs, file, &mut |edit| {
             let mut m = RowMutation::new(edit.row).with_durability(Durability::SyncWal);
             for fam in edit.families {
                 for c in fam.cells {
@@ -58,7 +59,7 @@ pub(crate) fn replay(region: &Region) -> Result<u64> {
         region.flush(true)?;
     }
     for file in &files {
-        split::remove_recovered(file)?;
+        split::remove_recovered(fs, file)?;
     }
     if !files.is_empty() {
         tracing::info!(region = %region.info().name(), edits = applied, files = files.len(), "replayed recovered edits");

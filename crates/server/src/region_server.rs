@@ -46,13 +46,25 @@ impl RegionServer {
         wal_dir: &Path,
         settings: Settings,
     ) -> Result<Arc<RegionServer>> {
+        let local = Arc::new(ferrobase_storage::fs::LocalFs::new("/"));
+        RegionServer::open_on(local, data_dir, wal_dir, settings)
+    }
+
+    /// [`open_dirs`](Self::open_dirs) on a storage root (`--root`), the
+    /// directories relative to it.
+    pub fn open_on(
+        fs: Arc<dyn ferrobase_storage::fs::Storage>,
+        data_dir: &Path,
+        wal_dir: &Path,
+        settings: Settings,
+    ) -> Result<Arc<RegionServer>> {
         let handlers = settings.handler_count.max(1);
         let queue = match settings.ipc_max_callqueue_length {
             0 => handlers * 10,
             n => n,
         };
         let timeout = Duration::from_millis(settings.scanner_timeout_ms.max(1));
-        let engine = Engine::open_dirs(data_dir, wal_dir, settings)?;
+        let engine = Engine::open_on(fs, data_dir, wal_dir, settings)?;
         Ok(Arc::new(RegionServer {
             engine,
             address: parking_lot::RwLock::new(String::new()),

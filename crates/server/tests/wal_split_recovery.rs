@@ -8,6 +8,7 @@
 
 use bytes::Bytes;
 use ferrobase_server::region_server::RegionServer;
+use ferrobase_storage::fs::LocalFs;
 use ferrobase_storage::wal::split;
 use ferrobase_storage::{Get, RegionInfo};
 use ferrobase_types::{Durability, FamilyDescriptor, RowMutation, Settings, TableDescriptor};
@@ -46,9 +47,17 @@ fn a_dead_servers_wal_is_replayed_by_the_new_owner() {
     std::mem::forget(a);
 
     let dir = data.join("t").join(info.dir_name());
-    let report = split::split_wal_dir(&wal_a, "a", &|id| (id == 7).then(|| dir.clone())).unwrap();
+    let report = split::split_wal_dir(&LocalFs::new("/"), &wal_a, "a", &|id| {
+        (id == 7).then(|| dir.clone())
+    })
+    .unwrap();
     assert_eq!(report.recovered, 52, "{report:?}");
-    assert_eq!(split::recovered_files(&dir).unwrap().len(), 1);
+    assert_eq!(
+        split::recovered_files(&LocalFs::new("/"), &dir)
+            .unwrap()
+            .len(),
+        1
+    );
 
     let b = RegionServer::open_dirs(&data, &wal_b, Settings::default()).unwrap();
     b.open_region(&table, info).unwrap();
@@ -68,6 +77,10 @@ fn a_dead_servers_wal_is_replayed_by_the_new_owner() {
         );
     }
     assert_eq!(value("gone"), None, "the delete was replayed too");
-    assert!(split::recovered_files(&dir).unwrap().is_empty());
+    assert!(
+        split::recovered_files(&LocalFs::new("/"), &dir)
+            .unwrap()
+            .is_empty()
+    );
     b.engine().close().unwrap();
 }

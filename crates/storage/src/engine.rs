@@ -20,6 +20,7 @@ pub use stats::{EngineStats, StallCounters, StallStats};
 
 use crate::cache::BlockCache;
 use crate::error::{Result, StorageError};
+use crate::fs::{LocalFs, Storage};
 use crate::region::{Region, RegionInfo};
 use crate::wal::{Wal, WalOptions};
 use crossbeam_channel::Sender;
@@ -41,6 +42,7 @@ pub(crate) enum Job {
 /// State shared by the engine, its regions and its pools.
 pub struct EngineShared {
     settings: Settings,
+    fs: Arc<dyn Storage>,
     data_dir: PathBuf,
     wal: Arc<Wal>,
     cache: Arc<BlockCache>,
@@ -77,9 +79,21 @@ impl Engine {
     /// `wal_dir` (distributed mode: a shared data directory, one WAL
     /// directory per region server).
     pub fn open_dirs(data_dir: &Path, wal_dir: &Path, settings: Settings) -> Result<Arc<Engine>> {
+        Engine::open_on(Arc::new(LocalFs::new("/")), data_dir, wal_dir, settings)
+    }
+
+    /// Opens the engine on a storage root (`--root`): store files under
+    /// `data_dir`, the WAL in `wal_dir`, both relative to the root.
+    pub fn open_on(
+        fs: Arc<dyn Storage>,
+        data_dir: &Path,
+        wal_dir: &Path,
+        settings: Settings,
+    ) -> Result<Arc<Engine>> {
         let data_dir = data_dir.to_path_buf();
-        crate::region::mkdir(&data_dir)?;
-        let wal = Wal::open(
+        fs.create_dir_all(&data_dir)?;
+        let wal = Wal::open_on(
+            fs.clone(),
             wal_dir,
             WalOptions {
                 roll_size: settings.wal_roll_size(),
@@ -93,6 +107,7 @@ impl Engine {
             global_limit: settings.global_memstore_limit().max(1),
             global_low_mark: settings.global_memstore_low_mark().max(1),
             settings,
+            fs,
             data_dir,
             wal,
             cache,
@@ -236,6 +251,10 @@ impl Drop for Engine {
 impl EngineShared {
     pub(crate) fn settings(&self) -> &Settings {
         &self.settings
+    }
+
+    pub(crate) fn fs(&self) -> &Arc<dyn Storage> {
+        &self.fs
     }
 
     pub(crate) fn data_dir(&self) -> &Path {

@@ -27,6 +27,7 @@ pub use read::{Get, RegionScanner, Scan};
 
 use crate::engine::EngineShared;
 use crate::error::{Result, StorageError};
+use crate::fs::Storage;
 use crate::memstore::MemStoreSet;
 use crate::storefile::StoreFileReader;
 use crate::wal::WalEdit;
@@ -77,6 +78,7 @@ pub struct RegionStatus {
 pub struct Region {
     info: RegionInfo,
     table: TableDescriptor,
+    fs: Arc<dyn Storage>,
     dir: PathBuf,
     shared: Arc<EngineShared>,
     stores: Vec<Store>,
@@ -103,27 +105,27 @@ impl Region {
         table: &TableDescriptor,
         info: RegionInfo,
     ) -> Result<Arc<Region>> {
+        let fs = shared.fs().clone();
         let dir = shared.data_dir().join(&table.name).join(info.dir_name());
-        mkdir(&dir)?;
-        let tmp = dir.join(TMP_DIR);
-        if tmp.exists() {
-            std::fs::remove_dir_all(&tmp).map_err(|e| StorageError::io(&tmp, e))?;
-        }
-        let (manifest, epoch) = Manifest::claim(&dir)?;
+        fs.create_dir_all(&dir)?;
+        // Earlier versions wrote flush and compaction outputs here.
+        fs.delete_all(&dir.join(TMP_DIR))?;
+        let (manifest, epoch) = Manifest::claim(&*fs, &dir)?;
         let mut stores = Vec::new();
         let mut files = Vec::new();
         for family in &table.families {
             let fdir = dir.join(&family.name);
-            mkdir(&fdir)?;
+            fs.create_dir_all(&fdir)?;
             let live: Vec<String> = manifest
                 .stores
                 .get(&family.name)
                 .cloned()
                 .unwrap_or_default();
-            remove_orphans(&fdir, &live)?;
+            remove_orphans(&*fs, &fdir, &live)?;
             let mut readers = Vec::new();
             for name in live.iter().rev() {
-                readers.push(StoreFileReader::open(
+                readers.push(StoreFileReader::open_on(
+                    &*fs,
                     &fdir.join(name),
                     Some(shared.cache().clone()),
                 )?);
@@ -154,6 +156,7 @@ impl Region {
             tracing::info!(region = %info.name(), edits = replayed, "replayed WAL edits");
         }
         let region = Arc::new(Region {
+            fs,
             dir,
             shared: shared.clone(),
             stores,
@@ -193,9 +196,14 @@ impl Region {
         &self.table
     }
 
-    /// The region's directory.
+    /// The region's directory (on [`fs`](Self::fs)).
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The storage root the region lives on.
+    pub fn fs(&self) -> &Arc<dyn Storage> {
+        &self.fs
     }
 
     /// Bytes in the memstores (active and being flushed).
@@ -285,12 +293,6 @@ impl Region {
             })
     }
 
-    fn store_dir_tmp(&self) -> Result<PathBuf> {
-        let tmp = self.dir.join(TMP_DIR);
-        mkdir(&tmp)?;
-        Ok(tmp)
-    }
-
     fn next_file_name(&self) -> String {
         let mut m = self.manifest.lock();
         m.next_file_id += 1;
@@ -298,20 +300,14 @@ impl Region {
     }
 }
 
-pub(crate) fn mkdir(dir: &Path) -> Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| StorageError::io(dir, e))
-}
-
 /// Deletes store files in `dir` that the manifest does not list: outputs of
 /// a flush or compaction that crashed before publishing.
-fn remove_orphans(dir: &Path, live: &[String]) -> Result<()> {
-    let entries = std::fs::read_dir(dir).map_err(|e| StorageError::io(dir, e))?;
-    for entry in entries {
-        let entry = entry.map_err(|e| StorageError::io(dir, e))?;
-        let name = entry.file_name().to_string_lossy().to_string();
+fn remove_orphans(fs: &dyn Storage, dir: &Path, live: &[String]) -> Result<()> {
+    for name in fs.list(dir)? {
         if !live.contains(&name) {
-            tracing::info!(file = %entry.path().display(), "removing store file not in manifest");
-            std::fs::remove_file(entry.path()).map_err(|e| StorageError::io(entry.path(), e))?;
+            let path = dir.join(&name);
+            tracing::info!(file = %fs.display(&path), "removing store file not in manifest");
+            fs.delete(&path)?;
         }
     }
     Ok(())

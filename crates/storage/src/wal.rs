@@ -48,13 +48,13 @@ mod writer;
 pub use recovery::{OpenReport, TruncatedTail};
 pub use stats::WalStats;
 
-use crate::error::{Result, StorageError};
+use crate::error::Result;
+use crate::fs::{LocalFs, Storage};
 use bytes::Bytes;
 use ferrobase_types::{CellType, Durability};
 use parking_lot::Mutex;
 use stats::Counters;
-use std::fs::{File, OpenOptions, TryLockError};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -108,14 +108,16 @@ pub struct WalCell {
 
 /// The process's write-ahead log. See the module docs.
 pub struct Wal {
+    fs: Arc<dyn Storage>,
     writer: Arc<Writer>,
     tracker: Arc<Tracker>,
     counters: Arc<Counters>,
     signal: Arc<flusher::Signal>,
     flusher: Mutex<Option<JoinHandle<()>>>,
     report: OpenReport,
-    /// The directory lock, released by close.
-    lock: Mutex<Option<File>>,
+    /// The directory lock (where the storage has one), released by close.
+    #[allow(clippy::type_complexity)]
+    lock: Mutex<Option<Option<Box<dyn Send + Sync>>>>,
 }
 
 impl Wal {
@@ -124,18 +126,28 @@ impl Wal {
     /// is [`StorageError::Corrupt`]), rebuilds the per-segment bookkeeping,
     /// starts a new segment for appends and the ASYNC_WAL flusher thread.
     pub fn open(dir: &Path, opts: WalOptions) -> Result<Arc<Wal>> {
-        std::fs::create_dir_all(dir).map_err(|e| StorageError::io(dir, e))?;
-        let lock = lock_dir(dir)?;
-        let (old, report) = recovery::recover(dir)?;
+        Wal::open_on(Arc::new(LocalFs::new("/")), dir, opts)
+    }
+
+    /// [`open`](Self::open) on a storage root (`dir` relative to it).
+    pub fn open_on(fs: Arc<dyn Storage>, dir: &Path, opts: WalOptions) -> Result<Arc<Wal>> {
+        let claim = fs.claim_dir(dir)?;
+        let lock = fs.lock_dir(dir)?;
+        let (old, report) = recovery::recover(&*fs, dir)?;
         let next_id = old.last().map_or(1, |s| s.id + 1);
-        let (file, path) = segment::create(dir, next_id)?;
+        let (file, path) = segment::create(&*fs, dir, next_id)?;
         let counters = Arc::new(Counters::default());
-        let tracker = Arc::new(Tracker::new(old, (next_id, path.clone()), counters.clone()));
+        let tracker = Arc::new(Tracker::new(
+            fs.clone(),
+            old,
+            (next_id, path.clone()),
+            counters.clone(),
+        ));
         // Segments without edits (e.g. the previous process's last,
         // unused one) are obsolete right away.
         tracker.delete_obsolete();
         let writer = Arc::new(Writer::new(
-            dir,
+            (fs.clone(), dir, claim),
             opts.roll_size,
             (next_id, file, path),
             tracker.clone(),
@@ -143,8 +155,9 @@ impl Wal {
         ));
         let signal = Arc::new(flusher::Signal::default());
         let handle = flusher::spawn(writer.clone(), signal.clone(), opts.async_flush_interval)?;
-        tracing::info!(dir = %dir.display(), %report, "WAL opened");
+        tracing::info!(dir = %fs.display(dir), %report, "WAL opened");
         Ok(Arc::new(Wal {
+            fs,
             writer,
             tracker,
             counters,
@@ -195,7 +208,14 @@ impl Wal {
         after_seq: u64,
         f: &mut dyn FnMut(WalEdit) -> Result<()>,
     ) -> Result<u64> {
-        replay::replay(&self.writer, &self.tracker, region_id, after_seq, f)
+        replay::replay(
+            &*self.fs,
+            &self.writer,
+            &self.tracker,
+            region_id,
+            after_seq,
+            f,
+        )
     }
 
     /// The region has durably flushed every edit with seq <= `flushed_seq`;
@@ -253,28 +273,5 @@ impl Drop for Wal {
         if let Err(e) = self.close() {
             tracing::error!(error = %e, "WAL close on drop failed");
         }
-    }
-}
-
-/// Takes an exclusive lock on `dir/LOCK`: two live writers on one WAL
-/// directory would interleave segments and delete each other's files.
-fn lock_dir(dir: &Path) -> Result<File> {
-    let path: PathBuf = dir.join("LOCK");
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|e| StorageError::io(&path, e))?;
-    match file.try_lock() {
-        Ok(()) => Ok(file),
-        Err(TryLockError::WouldBlock) => Err(StorageError::io(
-            &path,
-            std::io::Error::new(
-                std::io::ErrorKind::WouldBlock,
-                "WAL directory is already open (by this or another process)",
-            ),
-        )),
-        Err(TryLockError::Error(e)) => Err(StorageError::io(&path, e)),
     }
 }

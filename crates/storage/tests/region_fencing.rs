@@ -4,6 +4,7 @@
 //! and its late manifest is ignored by readers.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use ferrobase_storage::fs::LocalFs;
 use ferrobase_storage::region::manifest::Manifest;
 use ferrobase_storage::{Engine, RegionInfo, StorageError};
 use ferrobase_types::{FamilyDescriptor, RowMutation, Settings, TableDescriptor};
@@ -46,12 +47,12 @@ fn a_superseded_owner_keeps_compaction_inputs() {
         r.flush(true).unwrap();
     }
     let rdir = region_dir(dir.path());
-    let before = Manifest::load(&rdir).unwrap().unwrap();
+    let before = Manifest::load(&LocalFs::new("/"), &rdir).unwrap().unwrap();
     let files = before.stores.get("f").cloned().unwrap_or_default();
     assert_eq!(files.len(), 3);
 
     // Another server opens the region while this one is paused.
-    let (seen, epoch) = Manifest::claim(&rdir).unwrap();
+    let (seen, epoch) = Manifest::claim(&LocalFs::new("/"), &rdir).unwrap();
     assert_eq!(seen, before);
     assert!(epoch >= 2);
 
@@ -61,7 +62,10 @@ fn a_superseded_owner_keeps_compaction_inputs() {
     assert!(matches!(e, StorageError::Fenced(_)), "{e}");
     // The new owner's manifest is the one readers see, and every file it
     // names is still there.
-    assert_eq!(Manifest::load(&rdir).unwrap(), Some(before));
+    assert_eq!(
+        Manifest::load(&LocalFs::new("/"), &rdir).unwrap(),
+        Some(before)
+    );
     for f in &files {
         assert!(rdir.join("f").join(f).exists(), "{f} was deleted");
     }

@@ -4,7 +4,7 @@
 //! Flushes may add files while a compaction runs; the swap is computed
 //! against the file list *at publish time*, so those files are kept.
 
-use super::{Region, manifest::Manifest, manifest::sync_dir};
+use super::{Region, manifest::Manifest};
 use crate::compaction::{CompactionKind, compact_into, select_minor};
 use crate::error::{Result, StorageError};
 use crate::iter::CellIterator;
@@ -111,8 +111,8 @@ impl Region {
             .collect();
         let mut merged = MergingIterator::new(sources);
         let name = self.next_file_name();
-        let tmp = self.store_dir_tmp()?.join(&name);
-        let mut writer = StoreFileWriter::create(&tmp, &store.family, entries)?;
+        let dest = store.dir.join(&name);
+        let mut writer = StoreFileWriter::create_on(&*self.fs, &dest, &store.family, entries)?;
         let outcome = compact_into(
             &mut merged,
             &mut writer,
@@ -122,15 +122,14 @@ impl Region {
         )?;
         let info = writer.finish()?;
         let output = if outcome.written > 0 {
-            let dest = store.dir.join(&name);
-            std::fs::rename(&tmp, &dest).map_err(|e| StorageError::io(&dest, e))?;
-            sync_dir(&store.dir)?;
             Some((
                 name,
-                StoreFileReader::open(&dest, Some(self.shared.cache().clone()))?,
+                StoreFileReader::open_on(&*self.fs, &dest, Some(self.shared.cache().clone()))?,
             ))
         } else {
-            std::fs::remove_file(&tmp).map_err(|e| StorageError::io(&tmp, e))?;
+            // Everything was deleted or expired: the empty file is not
+            // published in the manifest, so it goes.
+            self.fs.delete(&dest)?;
             None
         };
         let input_names: Vec<String> = inputs.iter().filter_map(|f| file_name(f)).collect();
@@ -147,7 +146,7 @@ impl Region {
                 list.insert(pos.min(list.len()), name.clone());
             }
             next.max_seq = next.max_seq.max(info.max_seq_id);
-            next.store(&self.dir, self.epoch)?;
+            next.store(&*self.fs, &self.dir, self.epoch)?;
             *m = next;
         }
         {
@@ -171,7 +170,7 @@ impl Region {
                 *slot = Arc::new(list);
             }
         }
-        if Manifest::superseded(&self.dir, self.epoch)? {
+        if Manifest::superseded(&*self.fs, &self.dir, self.epoch)? {
             // Another server owns the region now (this one was paused past
             // its lease): its manifest may still name the inputs.
             return Err(StorageError::Fenced(format!(
@@ -181,8 +180,8 @@ impl Region {
         }
         for f in &inputs {
             f.evict_from_cache();
-            if let Err(e) = std::fs::remove_file(f.path()) {
-                tracing::warn!(file = %f.path().display(), error = %e, "could not delete compacted file");
+            if let Err(e) = self.fs.delete(f.path()) {
+                tracing::warn!(file = %self.fs.display(f.path()), error = %e, "could not delete compacted file");
             }
         }
         self.shared.compacted(bytes_in, info.length);

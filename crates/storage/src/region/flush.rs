@@ -4,8 +4,8 @@
 //!    become the snapshot and fresh ones take writes. The read point at
 //!    that instant is the *flushed sequence id*: every write at or below it
 //!    completed, so it is in the snapshot or in an earlier file.
-//! 2. Each store's snapshot is written to a temp file, fsynced, renamed
-//!    into the store directory (directory fsynced).
+//! 2. Each store's snapshot is written as a new store file, which the
+//!    storage publishes whole and durably (`fs` module).
 //! 3. The manifest is replaced atomically with the new files and the
 //!    flushed sequence id; then readers see the files and the snapshot is
 //!    dropped; then the WAL may delete segments holding only flushed edits.
@@ -14,7 +14,7 @@
 //! WAL still holds every edit. A failed flush keeps the snapshot, and the
 //! next flush retries it before taking a new one.
 
-use super::{Region, manifest::sync_dir};
+use super::Region;
 use crate::error::{Result, StorageError};
 use crate::memstore::MemStoreSet;
 use crate::storefile::{StoreFileReader, StoreFileWriter};
@@ -108,8 +108,9 @@ impl Region {
                 continue;
             }
             let name = self.next_file_name();
-            let tmp = self.store_dir_tmp()?.join(&name);
-            let mut writer = StoreFileWriter::create(&tmp, &store.family, mem.len() as u64)?;
+            let dest = store.dir.join(&name);
+            let mut writer =
+                StoreFileWriter::create_on(&*self.fs, &dest, &store.family, mem.len() as u64)?;
             let mut prev: Vec<u8> = Vec::new();
             mem.for_each_entry(|key, seq, value| {
                 // Identical keys: only the newest write (first) survives.
@@ -121,16 +122,13 @@ impl Region {
                 Ok::<(), StorageError>(())
             })?;
             let info = writer.finish()?;
-            let dest = store.dir.join(&name);
-            std::fs::rename(&tmp, &dest).map_err(|e| StorageError::io(&dest, e))?;
-            sync_dir(&store.dir)?;
             written.push((i, name, dest, info.max_seq_id, info.length));
         }
         let mut readers = Vec::new();
         for (i, _, dest, _, _) in &written {
             readers.push((
                 *i,
-                StoreFileReader::open(dest, Some(self.shared.cache().clone()))?,
+                StoreFileReader::open_on(&*self.fs, dest, Some(self.shared.cache().clone()))?,
             ));
         }
         {
@@ -146,7 +144,7 @@ impl Region {
                 next.max_seq = next.max_seq.max(*max_seq);
             }
             next.flushed_seq = next.flushed_seq.max(flushed_seq);
-            next.store(&self.dir, self.epoch)?;
+            next.store(&*self.fs, &self.dir, self.epoch)?;
             *m = next;
         }
         {

@@ -2,7 +2,8 @@
 //! and which process owns the region (its *epoch*).
 //!
 //! One small file per region and owner, `MANIFEST.<epoch>`, replaced whole
-//! by write-temp, fsync, rename, fsync-directory. A crash leaves either the
+//! and atomically ([`Storage::put`]: write-temp, fsync, rename, fsync the
+//! directory on a local root; one PUT on S3). A crash leaves either the
 //! old or the new file set, never a mix; files not named by the manifest
 //! are leftovers of an interrupted flush or compaction and are deleted at
 //! open.
@@ -22,7 +23,7 @@
 //!
 //! ```text
 //! new owner                               old owner (epoch E, resumed)
-//! 1 create EPOCH.E+1, fsync dir           publish MANIFEST.E (ignored by
+//! 1 create EPOCH.E+1 (put_new)            publish MANIFEST.E (ignored by
 //! 2 read the highest MANIFEST.*              readers: the highest epoch wins)
 //! 3 write MANIFEST.E+1                    superseded(E)? yes → delete nothing
 //! 4 remove lower MANIFEST.* / EPOCH.*
@@ -35,11 +36,10 @@
 //! versions) is epoch 0.
 
 use crate::error::{Result, StorageError};
+use crate::fs::Storage;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::fs;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 const HEADER: &str = "FBMANIFEST v1\n";
 /// The manifest's file name prefix inside a region directory (`MANIFEST`
@@ -58,17 +58,10 @@ pub fn file_name(epoch: u64) -> String {
 }
 
 /// Epochs of the manifests and claim markers in `dir`: `(manifests, markers)`.
-fn epochs(dir: &Path) -> Result<(Vec<u64>, Vec<u64>)> {
+fn epochs(fs: &dyn Storage, dir: &Path) -> Result<(Vec<u64>, Vec<u64>)> {
     let (mut manifests, mut markers) = (Vec::new(), Vec::new());
-    let entries = match fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((manifests, markers)),
-        Err(e) => return Err(StorageError::io(dir, e)),
-    };
-    for e in entries {
-        let e = e.map_err(|e| StorageError::io(dir, e))?;
-        let name = e.file_name();
-        let Some(name) = name.to_str() else { continue };
+    for name in fs.list(dir)? {
+        let name = name.as_str();
         if name == FILE_NAME {
             manifests.push(0);
         } else if let Some(n) = name.strip_prefix("MANIFEST.").and_then(|n| n.parse().ok()) {
@@ -99,52 +92,50 @@ pub struct Manifest {
 impl Manifest {
     /// Reads the manifest of the highest epoch in `dir`; `Ok(None)` when
     /// the region is new.
-    pub fn load(dir: &Path) -> Result<Option<Manifest>> {
-        let (manifests, _) = epochs(dir)?;
+    pub fn load(fs: &dyn Storage, dir: &Path) -> Result<Option<Manifest>> {
+        let (manifests, _) = epochs(fs, dir)?;
         let Some(epoch) = manifests.into_iter().max() else {
             return Ok(None);
         };
         let path = dir.join(file_name(epoch));
-        let text = match fs::read(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(StorageError::io(path, e)),
+        let Some(text) = fs.read(&path)? else {
+            return Ok(None);
         };
         Self::decode(&text)
             .map(Some)
-            .map_err(|(offset, what)| StorageError::corrupt(&path, offset, what))
+            .map_err(|(offset, what)| StorageError::corrupt(fs.display(&path), offset, what))
     }
 
     /// Takes ownership of the region in `dir` for a new epoch (module
     /// docs): returns the current manifest and the new epoch, whose
     /// manifest is already written.
-    pub fn claim(dir: &Path) -> Result<(Manifest, u64)> {
-        let (manifests, markers) = epochs(dir)?;
+    pub fn claim(fs: &dyn Storage, dir: &Path) -> Result<(Manifest, u64)> {
+        let (manifests, markers) = epochs(fs, dir)?;
         let epoch = manifests.iter().chain(&markers).max().map_or(1, |e| e + 1);
         let marker = dir.join(marker_name(epoch));
-        fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&marker)
-            .map_err(|e| StorageError::io(&marker, e))?;
-        sync_dir(dir)?;
-        let manifest = Self::load(dir)?.unwrap_or_default();
-        manifest.store(dir, epoch)?;
-        let (manifests, markers) = epochs(dir)?;
+        if !fs.put_new(&marker, b"")? {
+            return Err(StorageError::Fenced(format!(
+                "{}: another server claimed epoch {epoch} of this region at the same time",
+                fs.display(&marker)
+            )));
+        }
+        let manifest = Self::load(fs, dir)?.unwrap_or_default();
+        manifest.store(fs, dir, epoch)?;
+        let (manifests, markers) = epochs(fs, dir)?;
+        // Best effort: a leftover lower epoch is ignored by readers.
         for e in manifests.into_iter().filter(|e| *e < epoch) {
-            let _ = fs::remove_file(dir.join(file_name(e)));
+            let _ = fs.delete(&dir.join(file_name(e)));
         }
         for e in markers.into_iter().filter(|e| *e <= epoch) {
-            let _ = fs::remove_file(dir.join(marker_name(e)));
+            let _ = fs.delete(&dir.join(marker_name(e)));
         }
-        sync_dir(dir)?;
         Ok((manifest, epoch))
     }
 
     /// True when an owner with a higher epoch than `epoch` has claimed the
     /// region in `dir` (this owner must delete nothing more there).
-    pub fn superseded(dir: &Path, epoch: u64) -> Result<bool> {
-        let (manifests, markers) = epochs(dir)?;
+    pub fn superseded(fs: &dyn Storage, dir: &Path, epoch: u64) -> Result<bool> {
+        let (manifests, markers) = epochs(fs, dir)?;
         Ok(manifests.iter().chain(&markers).any(|e| *e > epoch))
     }
 
@@ -169,52 +160,29 @@ impl Manifest {
     }
 
     /// Atomically replaces `dir/MANIFEST.<epoch>` with this manifest.
-    pub fn store(&self, dir: &Path, epoch: u64) -> Result<()> {
+    pub fn store(&self, fs: &dyn Storage, dir: &Path, epoch: u64) -> Result<()> {
         let json = serde_json::to_vec(self)
             .map_err(|e| StorageError::InvalidRequest(format!("manifest encode: {e}")))?;
         let mut out = Vec::with_capacity(json.len() + 32);
         out.extend_from_slice(HEADER.as_bytes());
         out.extend_from_slice(&json);
         out.extend_from_slice(format!("\n{:08x}\n", crc32c::crc32c(&json)).as_bytes());
-        write_atomic(&dir.join(file_name(epoch)), &out)
+        fs.put(&dir.join(file_name(epoch)), &out)
     }
-}
-
-/// Writes `bytes` to `path` via a temp file, fsync and rename, then fsyncs
-/// the directory so the rename itself is durable.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    // `<name>.tmp`, not `with_extension`: `MANIFEST.<epoch>` files of two
-    // owners must never share a temp file.
-    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
-    tmp_name.push(".tmp");
-    let tmp: PathBuf = path.with_file_name(tmp_name);
-    {
-        let mut f = fs::File::create(&tmp).map_err(|e| StorageError::io(&tmp, e))?;
-        f.write_all(bytes).map_err(|e| StorageError::io(&tmp, e))?;
-        f.sync_all().map_err(|e| StorageError::io(&tmp, e))?;
-    }
-    fs::rename(&tmp, path).map_err(|e| StorageError::io(path, e))?;
-    if let Some(dir) = path.parent() {
-        sync_dir(dir)?;
-    }
-    Ok(())
-}
-
-/// fsyncs a directory (makes creates, renames and deletes in it durable).
-pub fn sync_dir(dir: &Path) -> Result<()> {
-    let d = fs::File::open(dir).map_err(|e| StorageError::io(dir, e))?;
-    d.sync_all().map_err(|e| StorageError::io(dir, e))
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::fs::LocalFs;
+    use std::fs;
 
     #[test]
     fn round_trip_and_corruption_is_named() {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(Manifest::load(dir.path()).unwrap(), None);
+        let l = &LocalFs::new("/");
+        assert_eq!(Manifest::load(l, dir.path()).unwrap(), None);
         let mut m = Manifest {
             flushed_seq: 42,
             max_seq: 50,
@@ -223,15 +191,15 @@ mod tests {
         };
         m.stores
             .insert("f".into(), vec!["0000000000000001.sf".into()]);
-        m.store(dir.path(), 0).unwrap();
-        assert_eq!(Manifest::load(dir.path()).unwrap(), Some(m));
+        m.store(l, dir.path(), 0).unwrap();
+        assert_eq!(Manifest::load(l, dir.path()).unwrap(), Some(m));
 
         let path = dir.path().join(FILE_NAME);
         let mut bytes = fs::read(&path).unwrap();
         for i in 0..bytes.len() {
             bytes[i] ^= 0x01;
             fs::write(&path, &bytes).unwrap();
-            match Manifest::load(dir.path()) {
+            match Manifest::load(l, dir.path()) {
                 Err(StorageError::Corrupt { path: p, .. }) => assert!(p.ends_with(FILE_NAME)),
                 // A flip inside the hex checksum's case or the final newline can
                 // leave an equivalent file; anything else must be an error.
@@ -245,33 +213,34 @@ mod tests {
     #[test]
     fn a_newer_owner_wins_and_fences_the_older_one() {
         let dir = tempfile::tempdir().unwrap();
+        let l = &LocalFs::new("/");
         let d = dir.path();
         // An earlier version's region: `MANIFEST` is epoch 0.
         let mut m = Manifest::default();
         m.stores
             .insert("f".into(), vec!["1.sf".into(), "2.sf".into()]);
-        m.store(d, 0).unwrap();
-        let (got, a) = Manifest::claim(d).unwrap();
+        m.store(l, d, 0).unwrap();
+        let (got, a) = Manifest::claim(l, d).unwrap();
         assert_eq!((got.clone(), a), (m.clone(), 1));
         assert!(!d.join(FILE_NAME).exists(), "lower epochs are removed");
-        assert!(!Manifest::superseded(d, a).unwrap());
+        assert!(!Manifest::superseded(l, d, a).unwrap());
 
         // B takes over while A is paused.
-        let (seen_by_b, b) = Manifest::claim(d).unwrap();
+        let (seen_by_b, b) = Manifest::claim(l, d).unwrap();
         assert_eq!(b, 2);
         assert_eq!(seen_by_b, m);
-        assert!(Manifest::superseded(d, a).unwrap());
-        assert!(!Manifest::superseded(d, b).unwrap());
+        assert!(Manifest::superseded(l, d, a).unwrap());
+        assert!(!Manifest::superseded(l, d, b).unwrap());
 
         // A resumes and publishes a compaction: readers still see B's.
         let mut late = m.clone();
         late.stores.insert("f".into(), vec!["3.sf".into()]);
-        late.store(d, a).unwrap();
-        assert_eq!(Manifest::load(d).unwrap(), Some(m));
+        late.store(l, d, a).unwrap();
+        assert_eq!(Manifest::load(l, d).unwrap(), Some(m));
 
         // The next owner starts above every epoch present.
-        let (_, c) = Manifest::claim(d).unwrap();
+        let (_, c) = Manifest::claim(l, d).unwrap();
         assert_eq!(c, 3);
-        assert!(Manifest::superseded(d, b).unwrap());
+        assert!(Manifest::superseded(l, d, b).unwrap());
     }
 }

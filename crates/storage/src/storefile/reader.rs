@@ -22,10 +22,9 @@ use super::trailer::{Section, TRAILER_LEN, Trailer};
 use super::{MAX_BLOCK_LEN, block::FRAME_OVERHEAD};
 use crate::cache::BlockCache;
 use crate::error::{Result, StorageError};
+use crate::fs::{LocalFs, RandomRead, Storage};
 use bytes::Bytes;
 use ferrobase_types::{BloomType, Compression};
-use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -37,8 +36,11 @@ static NEXT_READER_ID: AtomicU64 = AtomicU64::new(1);
 /// See the module docs.
 #[derive(Debug)]
 pub struct StoreFileReader {
+    /// The path on its storage root (its name identifies it).
     path: PathBuf,
-    file: File,
+    /// The file as shown in messages.
+    shown: PathBuf,
+    file: Arc<dyn RandomRead>,
     id: u64,
     size: u64,
     info: FileInfo,
@@ -48,13 +50,21 @@ pub struct StoreFileReader {
 }
 
 impl StoreFileReader {
-    /// Opens `path` and checks everything but the data blocks.
+    /// Opens the local file `path`; see [`open_on`](Self::open_on).
     pub fn open(path: &Path, cache: Option<Arc<BlockCache>>) -> Result<Arc<StoreFileReader>> {
-        let file = File::open(path).map_err(|e| StorageError::io(path, e))?;
-        let size = file
-            .metadata()
-            .map_err(|e| StorageError::io(path, e))?
-            .len();
+        Self::open_on(&LocalFs::new("/"), path, cache)
+    }
+
+    /// Opens `path` on `fs` and checks everything but the data blocks.
+    pub fn open_on(
+        fs: &dyn Storage,
+        at: &Path,
+        cache: Option<Arc<BlockCache>>,
+    ) -> Result<Arc<StoreFileReader>> {
+        let file = fs.open(at)?;
+        let shown = PathBuf::from(fs.display(at));
+        let path = shown.as_path();
+        let size = file.len();
         if size < TRAILER_LEN as u64 {
             return Err(StorageError::corrupt(
                 path,
@@ -66,18 +76,18 @@ impl StoreFileReader {
         }
         let trailer_at = size - TRAILER_LEN as u64;
         let mut buf = vec![0; TRAILER_LEN];
-        read_exact(&file, path, &mut buf, trailer_at)?;
+        read_exact(&*file, path, &mut buf, trailer_at)?;
         let trailer = Trailer::decode(&buf, size)
             .map_err(|(off, what)| StorageError::corrupt(path, off, what))?;
 
         // File info first: it says which compression, encoding and Bloom
         // type the other sections must agree with.
-        let info_bytes = read_section(&file, path, trailer.info, BlockKind::FileInfo)?;
+        let info_bytes = read_section(&*file, path, trailer.info, BlockKind::FileInfo)?;
         let info = FileInfo::decode(&info_bytes, size).map_err(|w| {
             StorageError::corrupt(path, trailer.info.offset, format!("file info: {w}"))
         })?;
 
-        let index_bytes = read_section(&file, path, trailer.index, BlockKind::Index)?;
+        let index_bytes = read_section(&*file, path, trailer.index, BlockKind::Index)?;
         let index = BlockIndex::parse(&index_bytes, trailer.data_len)
             .map_err(|w| StorageError::corrupt(path, trailer.index.offset, w))?;
         if index.len() as u64 != info.blocks {
@@ -105,7 +115,7 @@ impl StoreFileReader {
                 ));
             }
             (kind, _) => {
-                let bytes = read_section(&file, path, trailer.bloom, BlockKind::Bloom)?;
+                let bytes = read_section(&*file, path, trailer.bloom, BlockKind::Bloom)?;
                 let f = BloomFilter::parse(&bytes).map_err(|w| {
                     StorageError::corrupt(path, trailer.bloom.offset, format!("Bloom filter: {w}"))
                 })?;
@@ -131,7 +141,8 @@ impl StoreFileReader {
             }
         };
         Ok(Arc::new(StoreFileReader {
-            path: path.to_path_buf(),
+            path: at.to_path_buf(),
+            shown,
             file,
             id: NEXT_READER_ID.fetch_add(1, Ordering::Relaxed),
             size,
@@ -213,7 +224,7 @@ impl StoreFileReader {
     pub(crate) fn read_block(&self, i: usize, cache_blocks: bool) -> Result<Bytes> {
         let h = self.index.handle(i).ok_or_else(|| {
             StorageError::corrupt(
-                &self.path,
+                &self.shown,
                 0,
                 format!("data block {i} is not in the block index"),
             )
@@ -225,10 +236,10 @@ impl StoreFileReader {
         }
         // The index bounded `h.len` by MAX_BLOCK_LEN + FRAME_OVERHEAD at open.
         let mut frame = vec![0; h.len as usize];
-        read_exact(&self.file, &self.path, &mut frame, h.offset)?;
+        read_exact(&*self.file, &self.shown, &mut frame, h.offset)?;
         let payload =
             block::decode_frame(frame, BlockKind::Data, self.info.compression).map_err(|w| {
-                StorageError::corrupt(&self.path, h.offset, format!("data block {i}: {w}"))
+                StorageError::corrupt(&self.shown, h.offset, format!("data block {i}: {w}"))
             })?;
         if cache_blocks && let Some(c) = &self.cache {
             c.insert(self.id, h.offset, payload.clone());
@@ -239,7 +250,7 @@ impl StoreFileReader {
 
 /// `read_exact_at`, with a short read (the file shrank under us) reported as
 /// corruption at that offset.
-fn read_exact(file: &File, path: &Path, buf: &mut [u8], offset: u64) -> Result<()> {
+fn read_exact(file: &dyn RandomRead, path: &Path, buf: &mut [u8], offset: u64) -> Result<()> {
     file.read_exact_at(buf, offset).map_err(|e| {
         if e.kind() == std::io::ErrorKind::UnexpectedEof {
             StorageError::corrupt(
@@ -257,7 +268,7 @@ fn read_exact(file: &File, path: &Path, buf: &mut [u8], offset: u64) -> Result<(
 }
 
 /// Reads and checks one section (never compressed).
-fn read_section(file: &File, path: &Path, s: Section, kind: BlockKind) -> Result<Bytes> {
+fn read_section(file: &dyn RandomRead, path: &Path, s: Section, kind: BlockKind) -> Result<Bytes> {
     if s.len < FRAME_OVERHEAD as u64 || s.len > (MAX_BLOCK_LEN + FRAME_OVERHEAD) as u64 {
         return Err(StorageError::corrupt(
             path,

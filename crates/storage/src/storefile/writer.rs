@@ -1,13 +1,12 @@
 //! [`StoreFileWriter`]: writes one store file sequentially, block by block,
-//! through a `BufWriter`, then the Bloom filter, block index, file info and
-//! trailer, and fsyncs.
+//! through a [`FileWriter`] of the storage root, then the Bloom filter,
+//! block index, file info and trailer.
 //!
 //! The writer owns the checks on its input (every key parses, belongs to the
 //! file's family and arrives in internal order) so that readers can rely on
-//! them. It never renames or deletes: the caller writes to a temporary path,
-//! renames after [`finish`](StoreFileWriter::finish) and fsyncs the directory.
-//! A writer dropped without `finish` leaves a partial file for the caller to
-//! delete.
+//! them. The file appears at its name, whole and durable, only when
+//! [`finish`](StoreFileWriter::finish) returns (the storage's guarantee); a
+//! writer dropped without `finish` leaves nothing a reader could open.
 
 use super::MAX_BLOCK_LEN;
 use super::block::builder::BlockBuilder;
@@ -18,12 +17,12 @@ use super::fileinfo::{FileInfo, key_text};
 use super::index::IndexBuilder;
 use super::trailer::{Section, Trailer};
 use crate::error::{Result, StorageError};
+use crate::fs::{FileWriter, LocalFs, Storage};
 use crate::iter::compare_entries;
 use ferrobase_types::key::{self, KeyRef};
 use ferrobase_types::{BloomType, CellType, Compression, DataBlockEncoding, FamilyDescriptor};
 use std::cmp::Ordering;
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Bytes of a key that are timestamp and type (not the column part).
@@ -34,8 +33,9 @@ const ENTRY_SLACK: usize = 64;
 
 /// See the module docs.
 pub struct StoreFileWriter {
+    /// The file as shown in messages.
     path: PathBuf,
-    out: BufWriter<File>,
+    out: Box<dyn FileWriter>,
     /// Bytes handed to `out` so far (the next block's offset).
     pos: u64,
     family: String,
@@ -65,16 +65,27 @@ pub struct StoreFileWriter {
 }
 
 impl StoreFileWriter {
-    /// Creates (or truncates) `path`. Uses the family's BLOCKSIZE,
-    /// DATA_BLOCK_ENCODING, COMPRESSION and BLOOMFILTER; `expected_entries`
-    /// sizes the Bloom filter (an overestimate is folded away at finish; an
-    /// underestimate raises its false-positive rate).
+    /// Creates (or replaces) the local file `path`; see [`create_on`](Self::create_on).
     pub fn create(
         path: &Path,
         family: &FamilyDescriptor,
         expected_entries: u64,
     ) -> Result<StoreFileWriter> {
-        let file = File::create(path).map_err(|e| StorageError::io(path, e))?;
+        Self::create_on(&LocalFs::new("/"), path, family, expected_entries)
+    }
+
+    /// Creates (or replaces) `path` on `fs`. Uses the family's BLOCKSIZE,
+    /// DATA_BLOCK_ENCODING, COMPRESSION and BLOOMFILTER; `expected_entries`
+    /// sizes the Bloom filter (an overestimate is folded away at finish; an
+    /// underestimate raises its false-positive rate).
+    pub fn create_on(
+        fs: &dyn Storage,
+        path: &Path,
+        family: &FamilyDescriptor,
+        expected_entries: u64,
+    ) -> Result<StoreFileWriter> {
+        let out = fs.create(path)?;
+        let path = &PathBuf::from(fs.display(path));
         let blocksize = (family.blocksize as usize).clamp(1, MAX_BLOCK_LEN / 2);
         let compressor =
             Compressor::new(family.compression).map_err(|e| StorageError::io(path, e))?;
@@ -89,7 +100,7 @@ impl StoreFileWriter {
         };
         Ok(StoreFileWriter {
             path: path.to_path_buf(),
-            out: BufWriter::with_capacity(256 * 1024, file),
+            out,
             pos: 0,
             family: family.name.clone(),
             blocksize,
@@ -269,7 +280,7 @@ impl StoreFileWriter {
     }
 
     /// Writes the last block, the Bloom filter, the block index, the file
-    /// info and the trailer, then fsyncs the file.
+    /// info and the trailer, then publishes the file (durable, at its name).
     pub fn finish(mut self) -> Result<FileInfo> {
         if !self.block.is_empty() {
             self.flush_block()?;
@@ -324,18 +335,14 @@ impl StoreFileWriter {
             .write_all(&trailer.encode())
             .map_err(|e| StorageError::io(&path, e))?;
         info.length = self.pos + super::trailer::TRAILER_LEN as u64;
-        let file = self
-            .out
-            .into_inner()
-            .map_err(|e| StorageError::io(&path, e.into_error()))?;
-        file.sync_all().map_err(|e| StorageError::io(&path, e))?;
+        self.out.finish()?;
         Ok(info)
     }
 }
 
 /// Writes one frame (header, stored payload, CRC) and returns its length.
 fn write_frame(
-    out: &mut BufWriter<File>,
+    out: &mut Box<dyn FileWriter>,
     path: &Path,
     kind: BlockKind,
     codec: u8,

@@ -9,7 +9,6 @@
 use super::record::{self, FRAME_HEADER_LEN};
 use super::segment::{self, HEADER_LEN, HeaderCheck};
 use crate::error::{Result, StorageError};
-use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
@@ -35,17 +34,21 @@ pub(crate) enum Opened {
 /// Reads one segment front to back.
 pub(crate) struct SegmentReader {
     path: PathBuf,
-    reader: BufReader<File>,
+    reader: BufReader<Box<dyn Read + Send>>,
     pos: u64,
     end: u64,
     payload: Vec<u8>,
 }
 
 impl SegmentReader {
-    /// Reads `file` (at `path`) up to `limit` bytes, or to its end.
-    pub(crate) fn open(path: &Path, file: File, limit: Option<u64>) -> Result<Opened> {
+    /// Reads the stream `(file, len)` (named `path` in errors) up to
+    /// `limit` bytes, or to its end.
+    pub(crate) fn open(
+        path: &Path,
+        (file, len): (Box<dyn Read + Send>, u64),
+        limit: Option<u64>,
+    ) -> Result<Opened> {
         let io = |e| StorageError::io(path, e);
-        let len = file.metadata().map_err(io)?.len();
         let end = limit.map_or(len, |l| l.min(len));
         let mut reader = BufReader::with_capacity(256 << 10, file);
         if end < HEADER_LEN {

@@ -13,10 +13,10 @@ use super::reader::{Next, Opened, SegmentReader};
 use super::record::{self, MARKER};
 use super::segment;
 use crate::error::{Result, StorageError};
+use crate::fs::Storage;
 use std::collections::HashMap;
 use std::fmt;
-use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// What open found in the WAL directory.
@@ -73,8 +73,8 @@ pub(crate) struct OldSegment {
 }
 
 /// Scans every segment of `dir` in order.
-pub(crate) fn recover(dir: &Path) -> Result<(Vec<OldSegment>, OpenReport)> {
-    let found = segment::list(dir)?;
+pub(crate) fn recover(fs: &dyn Storage, dir: &Path) -> Result<(Vec<OldSegment>, OpenReport)> {
+    let found = segment::list(fs, dir)?;
     let mut report = OpenReport {
         segments_found: found.len(),
         ..OpenReport::default()
@@ -82,7 +82,7 @@ pub(crate) fn recover(dir: &Path) -> Result<(Vec<OldSegment>, OpenReport)> {
     let mut segments = Vec::with_capacity(found.len());
     let last = found.len().saturating_sub(1);
     for (i, (id, path)) in found.into_iter().enumerate() {
-        if let Some(regions) = scan(&path, i == last, &mut report)? {
+        if let Some(regions) = scan(fs, &path, i == last, &mut report)? {
             segments.push(OldSegment { id, path, regions });
         }
     }
@@ -91,15 +91,21 @@ pub(crate) fn recover(dir: &Path) -> Result<(Vec<OldSegment>, OpenReport)> {
 
 /// Validates one segment; `None` when it was an unfinished last segment
 /// that had to be removed.
-fn scan(path: &Path, is_last: bool, report: &mut OpenReport) -> Result<Option<HashMap<u64, u64>>> {
-    let file = File::open(path).map_err(|e| StorageError::io(path, e))?;
-    let mut reader = match SegmentReader::open(path, file, None)? {
+fn scan(
+    fs: &dyn Storage,
+    at: &Path,
+    is_last: bool,
+    report: &mut OpenReport,
+) -> Result<Option<HashMap<u64, u64>>> {
+    let shown = PathBuf::from(fs.display(at));
+    let path = shown.as_path();
+    let mut reader = match SegmentReader::open(path, fs.open_log(at)?, None)? {
         Opened::Reader(r) => r,
         Opened::BadHeader(why) => return Err(StorageError::corrupt(path, 0, why)),
         Opened::Short(len) if is_last => {
             // Creation was cut short before its header was synced: it holds
             // no record, so removing it loses nothing.
-            remove_unfinished(path, len, report)?;
+            remove_unfinished(fs, at, len, report)?;
             return Ok(None);
         }
         Opened::Short(len) => {
@@ -132,7 +138,7 @@ fn scan(path: &Path, is_last: bool, report: &mut OpenReport) -> Result<Option<Ha
             }
             Next::End => return Ok(Some(regions)),
             Next::Bad { offset, reason } if is_last => {
-                if let Some(next) = find_valid_record_after(path, offset)? {
+                if let Some(next) = find_valid_record_after(fs, at, offset)? {
                     return Err(StorageError::corrupt(
                         path,
                         offset,
@@ -142,7 +148,7 @@ fn scan(path: &Path, is_last: bool, report: &mut OpenReport) -> Result<Option<Ha
                     ));
                 }
                 let bytes = reader.end() - offset;
-                truncate(path, offset)?;
+                fs.truncate_log(at, offset)?;
                 tracing::warn!(
                     path = %path.display(), offset, bytes, %reason,
                     "WAL: truncated torn tail of the last segment"
@@ -169,10 +175,10 @@ fn scan(path: &Path, is_last: bool, report: &mut OpenReport) -> Result<Option<Ha
 /// Offset of the first complete, checksummed frame starting after
 /// `offset`, if any. Reads the rest of the file: this only runs when the
 /// last segment is damaged, and the rest is usually a few bytes.
-fn find_valid_record_after(path: &Path, offset: u64) -> Result<Option<u64>> {
-    let io = |e| StorageError::io(path, e);
-    let mut file = File::open(path).map_err(io)?;
-    file.seek(SeekFrom::Start(offset + 1)).map_err(io)?;
+fn find_valid_record_after(fs: &dyn Storage, path: &Path, offset: u64) -> Result<Option<u64>> {
+    let io = |e| StorageError::io(fs.display(path), e);
+    let (mut file, _) = fs.open_log(path)?;
+    std::io::copy(&mut (&mut file).take(offset + 1), &mut std::io::sink()).map_err(io)?;
     let mut tail = Vec::new();
     file.read_to_end(&mut tail).map_err(io)?;
     let found = tail
@@ -184,19 +190,10 @@ fn find_valid_record_after(path: &Path, offset: u64) -> Result<Option<u64>> {
     Ok(found)
 }
 
-/// Cuts the file at `offset` and makes the new length durable.
-fn truncate(path: &Path, offset: u64) -> Result<()> {
-    let file = OpenOptions::new()
-        .write(true)
-        .open(path)
-        .map_err(|e| StorageError::io(path, e))?;
-    file.set_len(offset)
-        .map_err(|e| StorageError::io(path, e))?;
-    file.sync_all().map_err(|e| StorageError::io(path, e))
-}
-
-fn remove_unfinished(path: &Path, len: u64, report: &mut OpenReport) -> Result<()> {
-    std::fs::remove_file(path).map_err(|e| StorageError::io(path, e))?;
+fn remove_unfinished(fs: &dyn Storage, at: &Path, len: u64, report: &mut OpenReport) -> Result<()> {
+    fs.delete_log(at)?;
+    let path = PathBuf::from(fs.display(at));
+    let path = path.as_path();
     let reason = "segment shorter than its header (creation cut short); removed".to_string();
     tracing::warn!(path = %path.display(), len, "WAL: {reason}");
     report.truncated = Some(TruncatedTail {

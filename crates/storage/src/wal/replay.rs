@@ -13,10 +13,12 @@ use super::record;
 use super::tracker::Tracker;
 use super::writer::Writer;
 use crate::error::{Result, StorageError};
+use crate::fs::Storage;
 use bytes::Bytes;
-use std::fs::File;
+use std::path::PathBuf;
 
 pub(crate) fn replay(
+    fs: &dyn Storage,
     writer: &Writer,
     tracker: &Tracker,
     region_id: u64,
@@ -27,15 +29,18 @@ pub(crate) fn replay(
     let segments = writer.with_position(|id, len| tracker.to_read(region_id, after_seq, (id, len)));
     let mut delivered = 0;
     for seg in segments {
-        let path = &seg.path;
-        let file = match File::open(path) {
+        let shown = PathBuf::from(fs.display(&seg.path));
+        let path = &shown;
+        let file = match fs.open_log(&seg.path) {
             Ok(file) => file,
             // Deleted as obsolete since we listed it: every edit in it is
             // flushed, so there is nothing to replay.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !tracker.contains(seg.id) => {
+            Err(StorageError::Io { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound && !tracker.contains(seg.id) =>
+            {
                 continue;
             }
-            Err(e) => return Err(StorageError::io(path, e)),
+            Err(e) => return Err(e),
         };
         let mut reader = match SegmentReader::open(path, file, seg.limit)? {
             Opened::Reader(r) => r,

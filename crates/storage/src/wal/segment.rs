@@ -12,9 +12,8 @@
 //!
 //! This module never reads or writes records and never deletes files.
 
-use crate::error::{Result, StorageError};
-use std::fs::{File, OpenOptions};
-use std::io::Write;
+use crate::error::Result;
+use crate::fs::{LogWriter, Storage};
 use std::path::{Path, PathBuf};
 
 /// First 8 bytes of every segment.
@@ -42,12 +41,11 @@ pub(crate) fn parse_name(name: &str) -> Option<u64> {
 }
 
 /// Every segment in `dir`, sorted by id.
-pub(crate) fn list(dir: &Path) -> Result<Vec<(u64, PathBuf)>> {
+pub(crate) fn list(fs: &dyn Storage, dir: &Path) -> Result<Vec<(u64, PathBuf)>> {
     let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(|e| StorageError::io(dir, e))? {
-        let entry = entry.map_err(|e| StorageError::io(dir, e))?;
-        if let Some(id) = entry.file_name().to_str().and_then(parse_name) {
-            out.push((id, entry.path()));
+    for name in fs.list(dir)? {
+        if let Some(id) = parse_name(&name) {
+            out.push((id, dir.join(name)));
         }
     }
     out.sort_unstable_by_key(|(id, _)| *id);
@@ -92,28 +90,17 @@ pub(crate) fn check_header(bytes: &[u8]) -> HeaderCheck {
     HeaderCheck::Ok
 }
 
-/// Creates segment `id` with its header, durably: the header is synced and
-/// so is the directory entry, so a crash never leaves a segment the next
-/// open cannot name.
-pub(crate) fn create(dir: &Path, id: u64) -> Result<(File, PathBuf)> {
+/// Creates segment `id` with its header, durably (the storage syncs the
+/// header and the directory entry), so a crash never leaves a segment the
+/// next open cannot name.
+pub(crate) fn create(
+    fs: &dyn Storage,
+    dir: &Path,
+    id: u64,
+) -> Result<(Box<dyn LogWriter>, PathBuf)> {
     let path = dir.join(file_name(id));
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&path)
-        .map_err(|e| StorageError::io(&path, e))?;
-    file.write_all(&header())
-        .map_err(|e| StorageError::io(&path, e))?;
-    file.sync_data().map_err(|e| StorageError::io(&path, e))?;
-    sync_dir(dir)?;
-    Ok((file, path))
-}
-
-/// fsyncs a directory so that created or removed entries survive a crash.
-pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| StorageError::io(dir, e))
+    let log = fs.create_log(&path, &header())?;
+    Ok((log, path))
 }
 
 #[cfg(test)]

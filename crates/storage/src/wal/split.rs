@@ -11,8 +11,8 @@
 //! ```
 //!
 //! A recovered edits file has the segment format (header, then checksummed
-//! records) and is published atomically (temp file, fsync, rename, fsync
-//! the directory), so a reader finds it whole or not at all: any damage in
+//! records) and is published atomically ([`Storage::put`]), so a reader
+//! finds it whole or not at all: any damage in
 //! it is corruption. In the dead server's WAL only the last segment may end
 //! in a torn record (the crash cut a write short); that tail was never
 //! acknowledged and is dropped; damage anywhere else is an error, never
@@ -23,11 +23,10 @@ use super::WalEdit;
 use super::reader::{Next, Opened, SegmentReader};
 use super::{record, segment};
 use crate::error::{Result, StorageError};
+use crate::fs::Storage;
 use crate::region::manifest::Manifest;
 use bytes::Bytes;
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Directory, inside a region's directory, of its recovered edits.
@@ -56,13 +55,14 @@ pub struct SplitReport {
 /// tail of the last segment ends reading (and is returned); any other
 /// damage is [`StorageError::Corrupt`].
 pub fn read_wal_dir(
+    fs: &dyn Storage,
     wal_dir: &Path,
     f: &mut dyn FnMut(WalEdit) -> Result<()>,
 ) -> Result<(usize, Option<String>)> {
-    let segments = segment::list(wal_dir)?;
+    let segments = segment::list(fs, wal_dir)?;
     let last = segments.len().saturating_sub(1);
     for (i, (_, path)) in segments.iter().enumerate() {
-        if let Some(torn) = read_file(path, i == last, f)? {
+        if let Some(torn) = read_file(fs, path, i == last, f)? {
             return Ok((segments.len(), Some(torn)));
         }
     }
@@ -72,12 +72,14 @@ pub fn read_wal_dir(
 /// Reads one segment-format file; `tolerate_tail`: a bad frame with no
 /// valid frame after it ends reading instead of failing.
 fn read_file(
-    path: &Path,
+    fs: &dyn Storage,
+    at: &Path,
     tolerate_tail: bool,
     f: &mut dyn FnMut(WalEdit) -> Result<()>,
 ) -> Result<Option<String>> {
-    let file = File::open(path).map_err(|e| StorageError::io(path, e))?;
-    let mut reader = match SegmentReader::open(path, file, None)? {
+    let shown = PathBuf::from(fs.display(at));
+    let path = shown.as_path();
+    let mut reader = match SegmentReader::open(path, fs.open_log(at)?, None)? {
         Opened::Reader(r) => r,
         Opened::Short(_) if tolerate_tail => return Ok(Some("segment without header".into())),
         Opened::Short(len) => {
@@ -121,13 +123,14 @@ fn read_file(
 /// id to its directory, `None` for a region that no longer exists.
 /// Idempotent: a second split of the same directory rewrites the same files.
 pub fn split_wal_dir(
+    fs: &dyn Storage,
     wal_dir: &Path,
     server: &str,
     region_dir: &dyn Fn(u64) -> Option<PathBuf>,
 ) -> Result<SplitReport> {
     let mut by_region: BTreeMap<u64, Vec<WalEdit>> = BTreeMap::new();
     let mut report = SplitReport::default();
-    let (segments, torn) = read_wal_dir(wal_dir, &mut |edit| {
+    let (segments, torn) = read_wal_dir(fs, wal_dir, &mut |edit| {
         report.edits += 1;
         by_region.entry(edit.region_id).or_default().push(edit);
         Ok(())
@@ -139,75 +142,74 @@ pub fn split_wal_dir(
             report.unknown_regions += 1;
             continue;
         };
-        let flushed = Manifest::load(&dir)?.map(|m| m.flushed_seq).unwrap_or(0);
+        let flushed = Manifest::load(fs, &dir)?
+            .map(|m| m.flushed_seq)
+            .unwrap_or(0);
         let keep: Vec<&WalEdit> = edits.iter().filter(|e| e.seq > flushed).collect();
         if keep.is_empty() {
             continue;
         }
-        write_recovered(&dir, server, &keep)?;
+        write_recovered(fs, &dir, server, &keep)?;
         report.recovered += keep.len() as u64;
         report.regions += 1;
     }
     Ok(report)
 }
 
-fn write_recovered(region_dir: &Path, server: &str, edits: &[&WalEdit]) -> Result<()> {
-    let dir = region_dir.join(RECOVERED_EDITS_DIR);
-    crate::region::mkdir(&dir)?;
-    let path = dir.join(format!("{server}.{RECOVERED_EDITS_EXT}"));
-    let tmp = dir.join(format!("{server}.{RECOVERED_EDITS_EXT}.tmp"));
+fn write_recovered(
+    fs: &dyn Storage,
+    region_dir: &Path,
+    server: &str,
+    edits: &[&WalEdit],
+) -> Result<()> {
+    let path = region_dir
+        .join(RECOVERED_EDITS_DIR)
+        .join(format!("{server}.{RECOVERED_EDITS_EXT}"));
     let mut buf = segment::header().to_vec();
     for e in edits {
         record::encode(e, &mut buf).map_err(|t| {
-            StorageError::corrupt(&path, 0, format!("edit of {} bytes is too large", t.0))
+            StorageError::corrupt(
+                fs.display(&path),
+                0,
+                format!("edit of {} bytes is too large", t.0),
+            )
         })?;
     }
-    let mut f = File::create(&tmp).map_err(|e| StorageError::io(&tmp, e))?;
-    f.write_all(&buf).map_err(|e| StorageError::io(&tmp, e))?;
-    f.sync_all().map_err(|e| StorageError::io(&tmp, e))?;
-    drop(f);
-    std::fs::rename(&tmp, &path).map_err(|e| StorageError::io(&path, e))?;
-    segment::sync_dir(&dir)
+    fs.put(&path, &buf)
 }
 
 /// The recovered edits files of the region in `region_dir`, oldest name
 /// first (empty when there are none).
-pub fn recovered_files(region_dir: &Path) -> Result<Vec<PathBuf>> {
+pub fn recovered_files(fs: &dyn Storage, region_dir: &Path) -> Result<Vec<PathBuf>> {
     let dir = region_dir.join(RECOVERED_EDITS_DIR);
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(StorageError::io(&dir, e)),
-    };
-    let mut out = Vec::new();
-    for entry in entries {
-        let path = entry.map_err(|e| StorageError::io(&dir, e))?.path();
-        if path.extension().and_then(|x| x.to_str()) == Some(RECOVERED_EDITS_EXT) {
-            out.push(path);
-        }
-    }
-    out.sort();
-    Ok(out)
+    let suffix = format!(".{RECOVERED_EDITS_EXT}");
+    Ok(fs
+        .list(&dir)?
+        .into_iter()
+        .filter(|name| name.ends_with(&suffix))
+        .map(|name| dir.join(name))
+        .collect())
 }
 
 /// Calls `f` for every edit of one recovered edits file, in order.
-pub fn read_recovered(path: &Path, f: &mut dyn FnMut(WalEdit) -> Result<()>) -> Result<()> {
-    read_file(path, false, f).map(|_| ())
+pub fn read_recovered(
+    fs: &dyn Storage,
+    path: &Path,
+    f: &mut dyn FnMut(WalEdit) -> Result<()>,
+) -> Result<()> {
+    read_file(fs, path, false, f).map(|_| ())
 }
 
 /// Removes a replayed recovered edits file, durably.
-pub fn remove_recovered(path: &Path) -> Result<()> {
-    std::fs::remove_file(path).map_err(|e| StorageError::io(path, e))?;
-    match path.parent() {
-        Some(dir) => segment::sync_dir(dir),
-        None => Ok(()),
-    }
+pub fn remove_recovered(fs: &dyn Storage, path: &Path) -> Result<()> {
+    fs.delete(path)
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::fs::LocalFs;
     use crate::wal::{Wal, WalOptions};
     use crate::wal::{WalCell, WalFamily};
     use ferrobase_types::{CellType, Durability};
@@ -232,6 +234,7 @@ mod tests {
     #[test]
     fn splits_by_region_skipping_flushed_and_unknown_regions() {
         let tmp = tempfile::tempdir().unwrap();
+        let l = &LocalFs::new("/");
         let wal_dir = tmp.path().join("wal");
         {
             let wal = Wal::open(&wal_dir, WalOptions::default()).unwrap();
@@ -251,21 +254,21 @@ mod tests {
             flushed_seq: 3,
             ..Manifest::default()
         }
-        .store(&r2, 0)
+        .store(l, &r2, 0)
         .unwrap();
         let dirs = |id: u64| match id {
             1 => Some(r1.clone()),
             2 => Some(r2.clone()),
             _ => None,
         };
-        let report = split_wal_dir(&wal_dir, "rs-a", &dirs).unwrap();
+        let report = split_wal_dir(l, &wal_dir, "rs-a", &dirs).unwrap();
         assert_eq!(report.edits, 15);
         assert_eq!(report.recovered, 5 + 2);
         assert_eq!(report.unknown_regions, 1);
-        let files = recovered_files(&r2).unwrap();
+        let files = recovered_files(l, &r2).unwrap();
         assert_eq!(files.len(), 1);
         let mut seqs = Vec::new();
-        read_recovered(&files[0], &mut |e| {
+        read_recovered(l, &files[0], &mut |e| {
             assert_eq!(e.region_id, 2);
             seqs.push(e.seq);
             Ok(())
@@ -273,9 +276,9 @@ mod tests {
         .unwrap();
         assert_eq!(seqs, vec![4, 5]);
         // Idempotent: splitting again rewrites the same file.
-        split_wal_dir(&wal_dir, "rs-a", &dirs).unwrap();
-        assert_eq!(recovered_files(&r1).unwrap().len(), 1);
-        remove_recovered(&files[0]).unwrap();
-        assert!(recovered_files(&r2).unwrap().is_empty());
+        split_wal_dir(l, &wal_dir, "rs-a", &dirs).unwrap();
+        assert_eq!(recovered_files(l, &r1).unwrap().len(), 1);
+        remove_recovered(l, &files[0]).unwrap();
+        assert!(recovered_files(l, &r2).unwrap().is_empty());
     }
 }

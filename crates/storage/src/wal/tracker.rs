@@ -9,6 +9,7 @@
 //! wait on a few map updates.
 
 use super::stats::Counters;
+use crate::fs::Storage;
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -40,6 +41,7 @@ impl State {
 
 /// Per-segment bookkeeping, shared by the writer and the public API.
 pub(crate) struct Tracker {
+    fs: Arc<dyn Storage>,
     state: Mutex<State>,
     counters: Arc<Counters>,
 }
@@ -55,6 +57,7 @@ pub(crate) struct ToRead {
 impl Tracker {
     /// Bookkeeping for `old` segments (from recovery) plus the new current one.
     pub(crate) fn new(
+        fs: Arc<dyn Storage>,
         old: Vec<super::recovery::OldSegment>,
         current: (u64, PathBuf),
         counters: Arc<Counters>,
@@ -79,6 +82,7 @@ impl Tracker {
             },
         );
         Tracker {
+            fs,
             state: Mutex::new(State {
                 segments,
                 current: current.0,
@@ -205,15 +209,15 @@ impl Tracker {
                 .collect()
         };
         for path in doomed {
-            match std::fs::remove_file(&path) {
+            match self.fs.delete_log(&path) {
                 Ok(()) => {
                     self.counters.inc_segments_deleted();
-                    tracing::debug!(path = %path.display(), "WAL: deleted obsolete segment");
+                    tracing::debug!(path = %self.fs.display(&path), "WAL: deleted obsolete segment");
                 }
                 // Not fatal: the file is scanned again at the next open and
                 // deleted once its regions report their flushes again.
                 Err(e) => {
-                    tracing::warn!(path = %path.display(), error = %e, "WAL: could not delete obsolete segment")
+                    tracing::warn!(path = %self.fs.display(&path), error = %e, "WAL: could not delete obsolete segment")
                 }
             }
         }

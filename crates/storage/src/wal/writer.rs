@@ -20,13 +20,14 @@
 //! bytes must never acknowledge again.
 //!
 //! Fencing: after every batch write or sync, and before anyone is told,
-//! the leader checks that the WAL directory is still the one it opened
-//! (same device and inode under the same path). In distributed mode the
-//! master renames a dead server's WAL directory before splitting it, so a
-//! server that was only paused (its lease expired, its regions reassigned)
-//! and then resumes fails that check and acknowledges nothing more: either
-//! its bytes were written before the rename, and the split reads them, or
-//! the check sees the rename and the batch fails like a failed write.
+//! the leader checks that its claim on the WAL directory still holds
+//! ([`DirClaim`]: same device and inode under the same path on a local
+//! root, its `OWNER` object on S3). In distributed mode the master fences
+//! a dead server's WAL directory before splitting it, so a server that was
+//! only paused (its lease expired, its regions reassigned) and then resumes
+//! fails that check and acknowledges nothing more: either its bytes were
+//! written before the fence, and the split reads them, or the check sees
+//! the fence and the batch fails like a failed write.
 //!
 //! This module never reads segments and never decides which ones to
 //! delete (see `tracker`); it only tells the tracker where batches went.
@@ -37,10 +38,10 @@ use super::segment::{self, HEADER_LEN};
 use super::stats::Counters;
 use super::tracker::Tracker;
 use crate::error::{Result, StorageError};
+use crate::fs::{DirClaim, LogWriter, Storage};
 use parking_lot::{Condvar, Mutex, MutexGuard};
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -127,7 +128,7 @@ struct CommitState {
 
 struct IoState {
     /// `None` after close.
-    file: Option<File>,
+    file: Option<Box<dyn LogWriter>>,
     seg_id: u64,
     seg_path: PathBuf,
     seg_len: u64,
@@ -137,13 +138,6 @@ struct IoState {
     /// buffers are reused rather than reallocated.
     batch: Vec<u8>,
     batch_regions: HashMap<u64, u64>,
-}
-
-/// `(device, inode)` of a directory.
-fn dir_id(dir: &Path) -> io::Result<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    let m = std::fs::metadata(dir)?;
-    Ok((m.dev(), m.ino()))
 }
 
 /// What [`Writer::buffer`] did.
@@ -158,9 +152,10 @@ pub(crate) struct Buffered {
 
 /// The group-commit writer of the current segment.
 pub(crate) struct Writer {
+    fs: Arc<dyn Storage>,
     dir: PathBuf,
-    /// `(device, inode)` of `dir` when opened: the fence (module docs).
-    dir_id: Option<(u64, u64)>,
+    /// This writer's hold on `dir`: the fence (module docs).
+    claim: Box<dyn DirClaim>,
     roll_size: u64,
     pending: Mutex<Pending>,
     state: Mutex<CommitState>,
@@ -176,16 +171,17 @@ pub(crate) struct Writer {
 impl Writer {
     /// A writer appending to the freshly created segment `(id, file, path)`.
     pub(crate) fn new(
-        dir: &Path,
+        (fs, dir, claim): (Arc<dyn Storage>, &Path, Box<dyn DirClaim>),
         roll_size: u64,
-        segment: (u64, File, PathBuf),
+        segment: (u64, Box<dyn LogWriter>, PathBuf),
         tracker: Arc<Tracker>,
         counters: Arc<Counters>,
     ) -> Writer {
         let (seg_id, file, seg_path) = segment;
         Writer {
+            fs,
             dir: dir.to_path_buf(),
-            dir_id: dir_id(dir).ok(),
+            claim,
             roll_size,
             pending: Mutex::new(Pending {
                 buf: Vec::new(),
@@ -344,15 +340,13 @@ impl Writer {
             if self.fail_writes.load(std::sync::atomic::Ordering::SeqCst) {
                 // All but the last byte reaches the file, as with ENOSPC.
                 let part = io.batch.get(..io.batch.len() - 1).unwrap_or_default();
-                file.write_all(part)
-                    .map_err(|e| StorageError::io(&io.seg_path, e))?;
+                file.append(part)?;
                 return Err(StorageError::io(
                     &io.seg_path,
                     io::Error::other("injected write failure"),
                 ));
             }
-            file.write_all(&io.batch)
-                .map_err(|e| StorageError::io(&io.seg_path, e))?;
+            file.append(&io.batch)?;
             let n = io.batch.len() as u64;
             io.seg_len += n;
             io.written = end;
@@ -370,25 +364,21 @@ impl Writer {
         Ok((io.written, io.synced))
     }
 
-    /// Fails if the WAL directory was renamed or removed (module docs).
+    /// Fails if the WAL directory was fenced or removed (module docs).
     fn check_fence(&self) -> Result<()> {
-        let Some(expected) = self.dir_id else {
+        if self.claim.still_held()? {
             return Ok(());
-        };
-        match dir_id(&self.dir) {
-            Ok(id) if id == expected => Ok(()),
-            _ => Err(StorageError::Fenced(format!(
-                "the WAL directory {} was renamed or removed (the master is splitting this \
-                 server's WAL: its lease expired); this server acknowledges no more writes",
-                self.dir.display()
-            ))),
         }
+        Err(StorageError::Fenced(format!(
+            "the WAL directory {} was fenced or removed (the master is splitting this \
+             server's WAL: its lease expired); this server acknowledges no more writes",
+            self.fs.display(&self.dir)
+        )))
     }
 
     fn sync_file(&self, io: &mut IoState) -> Result<()> {
-        let file = io.file.as_ref().ok_or_else(|| self.closed_error())?;
-        file.sync_data()
-            .map_err(|e| StorageError::io(&io.seg_path, e))?;
+        let file = io.file.as_mut().ok_or_else(|| self.closed_error())?;
+        file.sync()?;
         io.synced = io.written;
         self.counters.inc_syncs();
         Ok(())
@@ -401,7 +391,7 @@ impl Writer {
             self.sync_file(io)?;
         }
         let id = io.seg_id + 1;
-        let (file, path) = segment::create(&self.dir, id)?;
+        let (file, path) = segment::create(&*self.fs, &self.dir, id)?;
         tracing::debug!(
             from = io.seg_id,
             to = id,
