@@ -4,8 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Tests need only the Rust toolchain today. Later issues add etcd-server and
-# a Python venv with happybase here.
+# Tests need the Rust toolchain, etcd-server and moto (below).
 if ! command -v cargo >/dev/null; then
   echo "cargo is required (https://rustup.rs)" >&2
   exit 1
@@ -15,12 +14,24 @@ fi
 # API). Nothing needs protoc: every .proto is compiled with protox.
 missing=()
 command -v etcd >/dev/null || missing+=(etcd-server)
+# S3 storage: the tests start a real S3 API, moto's server, installed with
+# pip into .venv (crates/storage/src/fs/s3/testing.rs finds it there);
+# Debian's python3 makes venvs only with python3-venv.
+if [ ! -x .venv/bin/moto_server ]; then
+  command -v python3 >/dev/null || missing+=(python3)
+  python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "== installing ${missing[*]}"
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"
+fi
+if [ ! -x .venv/bin/moto_server ]; then
+  echo "== installing moto (S3 server for the storage tests) into .venv"
+  python3 -m venv .venv
+  .venv/bin/pip install -q 'moto[server]'
 fi
 
 echo "== cargo fmt --check"

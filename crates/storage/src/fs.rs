@@ -131,7 +131,7 @@ pub trait Storage: Send + Sync + fmt::Debug {
 /// `AWS_*` environment variables).
 pub fn from_url(url: &str) -> Result<Arc<dyn Storage>> {
     if let Some(rest) = url.strip_prefix("s3://") {
-        return s3::S3Fs::from_url(rest).map(|s| match s {});
+        return Ok(Arc::new(s3::S3Fs::from_url(rest)?) as Arc<dyn Storage>);
     }
     if let Some(path) = url.strip_prefix("file://") {
         if !path.starts_with('/') {
@@ -197,6 +197,7 @@ impl Location {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::expect_used)]
     use super::*;
 
     #[test]
