@@ -2,9 +2,11 @@
 //! loses its lease, its regions are reopened elsewhere from its split WAL,
 //! and then it resumes (SIGCONT) with its regions still open in its memory.
 //! Clients that still have it cached send it writes at once. It must not
-//! acknowledge any of them (its WAL directory was renamed by the master
-//! before the split, so its next group commit fails), and it must exit;
-//! every acknowledged row is readable afterwards.
+//! acknowledge any of them (the master fenced its WAL directory before the
+//! split, so its next group commit fails), and it must exit; every
+//! acknowledged row is readable afterwards. Run on both roots: a shared
+//! directory (the fence is a rename) and S3 (the fence is the deletion of
+//! the server's `OWNER` object).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod cluster;
@@ -18,6 +20,17 @@ use std::time::{Duration, Instant};
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_resumed_region_server_acknowledges_nothing_after_its_wal_split() -> Result<()> {
     let mut c = cluster::Cluster::start(1, 2, &[])?;
+    fencing(&mut c).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_s3_a_resumed_region_server_acknowledges_nothing_after_its_wal_split() -> Result<()> {
+    let moto = ferrobase_storage::fs::s3::testing::MotoServer::start();
+    let mut c = cluster::Cluster::start_on(Some(moto.url("fence")), 1, 2, &[])?;
+    fencing(&mut c).await
+}
+
+async fn fencing(c: &mut cluster::Cluster) -> Result<()> {
     let stale = Connection::connect(&c.master_addresses(), cluster::client_settings())?;
     cluster::wait_servers(&stale, 2).await?;
     let desc = TableDescriptor::new("fence", vec![FamilyDescriptor::new("f")?])?;

@@ -88,13 +88,12 @@ pub struct Node {
 }
 
 impl Node {
-    fn spawn(kind: &str, etcd: &str, root: &std::path::Path, extra: &[String]) -> Result<Node> {
+    fn spawn(kind: &str, etcd: &str, root: &str, extra: &[String]) -> Result<Node> {
         let port = free_port()?;
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_ferrobase"));
         cmd.arg(kind)
             .args(["--etcd", etcd])
-            .arg("--root")
-            .arg(format!("file://{}", root.display()))
+            .args(["--root", root])
             .args(["--port", &port.to_string()]);
         for s in SETTINGS
             .iter()
@@ -184,6 +183,8 @@ pub struct Cluster {
     pub masters: Vec<Node>,
     pub servers: Vec<Node>,
     pub root: tempfile::TempDir,
+    /// The `--root` URL: `file://` + `root` unless started on another one.
+    pub root_url: String,
     pub etcd: Etcd,
     extra: Vec<String>,
 }
@@ -192,9 +193,22 @@ impl Cluster {
     /// Starts etcd, `masters` masters (the first one becomes active) and
     /// `servers` region servers; `extra` are more `--set` settings.
     pub fn start(masters: usize, servers: usize, extra: &[&str]) -> Result<Cluster> {
+        Cluster::start_on(None, masters, servers, extra)
+    }
+
+    /// [`start`](Self::start) on the storage root `root_url` (`None`: a
+    /// shared temp directory).
+    pub fn start_on(
+        root_url: Option<String>,
+        masters: usize,
+        servers: usize,
+        extra: &[&str],
+    ) -> Result<Cluster> {
+        let root = tempfile::tempdir()?;
         let mut c = Cluster {
             etcd: Etcd::start()?,
-            root: tempfile::tempdir()?,
+            root_url: root_url.unwrap_or_else(|| format!("file://{}", root.path().display())),
+            root,
             masters: Vec::new(),
             servers: Vec::new(),
             extra: extra.iter().map(|s| s.to_string()).collect(),
@@ -213,7 +227,7 @@ impl Cluster {
 
     /// Starts one more master.
     pub fn add_master(&mut self) -> Result<()> {
-        let n = Node::spawn("master", &self.etcd.url, self.root.path(), &self.extra)?;
+        let n = Node::spawn("master", &self.etcd.url, &self.root_url, &self.extra)?;
         n.wait_line("standby", Duration::from_secs(30))?;
         self.masters.push(n);
         Ok(())
@@ -221,12 +235,7 @@ impl Cluster {
 
     /// Starts one more region server and waits until it serves.
     pub fn add_server(&mut self) -> Result<()> {
-        let n = Node::spawn(
-            "regionserver",
-            &self.etcd.url,
-            self.root.path(),
-            &self.extra,
-        )?;
+        let n = Node::spawn("regionserver", &self.etcd.url, &self.root_url, &self.extra)?;
         n.wait_line("listening on", Duration::from_secs(30))?;
         self.servers.push(n);
         Ok(())

@@ -365,6 +365,7 @@ impl DirClaim for LocalClaim {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]

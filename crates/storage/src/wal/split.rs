@@ -62,25 +62,56 @@ pub fn read_wal_dir(
     let segments = segment::list(fs, wal_dir)?;
     let last = segments.len().saturating_sub(1);
     for (i, (_, path)) in segments.iter().enumerate() {
-        if let Some(torn) = read_file(fs, path, i == last, f)? {
+        if let Some(torn) = read_file(fs, path, Kind::Segment { last: i == last }, f)? {
             return Ok((segments.len(), Some(torn)));
         }
     }
     Ok((segments.len(), None))
 }
 
-/// Reads one segment-format file; `tolerate_tail`: a bad frame with no
-/// valid frame after it ends reading instead of failing.
+/// What [`read_file`] reads.
+#[derive(Clone, Copy)]
+enum Kind {
+    /// A WAL segment (a log, chunked on S3); the last one of a dead
+    /// server's WAL may end in a torn record.
+    Segment { last: bool },
+    /// A recovered edits file: an ordinary file, written whole by `put`.
+    Recovered,
+}
+
+/// Reads one segment-format file; a torn tail of the last segment ends
+/// reading (and is returned) instead of failing.
 fn read_file(
     fs: &dyn Storage,
     at: &Path,
-    tolerate_tail: bool,
+    kind: Kind,
     f: &mut dyn FnMut(WalEdit) -> Result<()>,
 ) -> Result<Option<String>> {
+    let tolerate_tail = matches!(kind, Kind::Segment { last: true });
     let shown = PathBuf::from(fs.display(at));
     let path = shown.as_path();
-    let mut reader = match SegmentReader::open(path, fs.open_log(at)?, None)? {
+    let stream = if let Kind::Segment { .. } = kind {
+        fs.open_log(at)?
+    } else {
+        let bytes = fs.read(at)?.ok_or_else(|| {
+            StorageError::io(
+                path,
+                std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
+            )
+        })?;
+        let len = bytes.len() as u64;
+        (
+            Box::new(std::io::Cursor::new(bytes)) as Box<dyn std::io::Read + Send>,
+            len,
+        )
+    };
+    let mut reader = match SegmentReader::open(path, stream, None)? {
         Opened::Reader(r) => r,
+        // Empty: never a header, so never an acknowledged edit (segments
+        // are created with their header durable before any append). On S3
+        // that is also a fenced writer's late batches (`fs::s3`), which
+        // can sit before later segments, so it is skipped wherever it is.
+        Opened::Short(0) => return Ok(None),
         Opened::Short(_) if tolerate_tail => return Ok(Some("segment without header".into())),
         Opened::Short(len) => {
             return Err(StorageError::corrupt(
@@ -197,7 +228,7 @@ pub fn read_recovered(
     path: &Path,
     f: &mut dyn FnMut(WalEdit) -> Result<()>,
 ) -> Result<()> {
-    read_file(fs, path, false, f).map(|_| ())
+    read_file(fs, path, Kind::Recovered, f).map(|_| ())
 }
 
 /// Removes a replayed recovered edits file, durably.
