@@ -288,7 +288,7 @@ mod tests {
             Some("file:///shared/fb".to_string())
         );
         for (url, says) in [
-            ("hdfs://nn:8020/fb", "unknown scheme 'hdfs'"),
+            ("hdfs://nn:8020/fb", "hdfs:// roots are not built"),
             ("s3://?endpoint=x", "bucket"),
             ("file://relative", "absolute path"),
             ("", "empty"),

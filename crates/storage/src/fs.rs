@@ -142,6 +142,13 @@ pub fn from_url(url: &str) -> Result<Arc<dyn Storage>> {
         }
         return Ok(Arc::new(LocalFs::new(path)));
     }
+    if url.starts_with("hdfs://") {
+        return Err(bad_url(
+            url,
+            "hdfs:// roots are not built (see docs/storage.md); an HDFS cluster can serve \
+             through its NFS gateway (file://) or an S3 gateway (s3://)",
+        ));
+    }
     if let Some((scheme, _)) = url.split_once("://") {
         return Err(bad_url(
             url,
@@ -206,7 +213,8 @@ mod tests {
         assert!(from_url("file:///tmp/x").is_ok());
         for (bad, says) in [
             ("file://tmp/x", "absolute path"),
-            ("hdfs://nn:8020/x", "unknown scheme 'hdfs'"),
+            ("hdfs://nn:8020/x", "hdfs:// roots are not built"),
+            ("gs://b/x", "unknown scheme 'gs'"),
             ("", "empty root"),
             ("s3://", "bucket"),
         ] {

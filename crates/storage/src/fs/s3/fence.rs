@@ -22,7 +22,8 @@
 //! LIST sees it and it is copied to `to/`. A GET that runs after step 1
 //! finds no token and the batch is never acknowledged; its chunk may or
 //! may not be copied, and may even land in `dir/` after step 3 (an
-//! orphan without a header chunk, which `open_log` reports as a gap).
+//! orphan without a header chunk, which `open_log` reads as an empty
+//! segment, so the split that follows skips it).
 //! A fence interrupted part way can simply be run again: copies are
 //! idempotent and nothing is deleted from `dir/` before all are done.
 
