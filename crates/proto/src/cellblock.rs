@@ -256,6 +256,42 @@ fn decode_rows(buf: Bytes) -> Result<Vec<RawRow>, CellBlockError> {
     Ok(rows)
 }
 
+/// Family names a process interns at most (beyond, names stay slices).
+const MAX_INTERNED: usize = 1024;
+/// Longer family names are never interned.
+const MAX_INTERNED_LEN: usize = 64;
+
+/// The family name as a `Bytes` backed by static memory, so that the
+/// cells of a row share it without touching a reference count (one
+/// atomic increment and decrement saved per cell). Family names are few
+/// and short; each distinct one is leaked once per process, and both the
+/// count and the length are bounded, so a client sending junk names can
+/// leak at most 64 KiB.
+fn intern_family(name: Bytes) -> Bytes {
+    use std::collections::HashMap;
+    use std::sync::{OnceLock, RwLock};
+    static NAMES: OnceLock<RwLock<HashMap<Vec<u8>, &'static [u8]>>> = OnceLock::new();
+    if name.len() > MAX_INTERNED_LEN {
+        return name;
+    }
+    let names = NAMES.get_or_init(Default::default);
+    if let Some(s) = names.read().ok().and_then(|m| m.get(&name[..]).copied()) {
+        return Bytes::from_static(s);
+    }
+    let Ok(mut m) = names.write() else {
+        return name;
+    };
+    if let Some(s) = m.get(&name[..]) {
+        return Bytes::from_static(s);
+    }
+    if m.len() >= MAX_INTERNED {
+        return name;
+    }
+    let s: &'static [u8] = Box::leak(name.to_vec().into_boxed_slice());
+    m.insert(name.to_vec(), s);
+    Bytes::from_static(s)
+}
+
 /// Decodes a mutation block.
 ///
 /// One pass straight into [`RowMutation`]s: this runs for every row a
@@ -271,7 +307,7 @@ pub fn decode_mutations(buf: Bytes) -> Result<Vec<RowMutation>, CellBlockError> 
         let mut m = RowMutation::new(row).with_durability(durability);
         let nf = r.count()?;
         for _ in 0..nf {
-            let family = r.bytes()?;
+            let family = intern_family(r.bytes()?);
             let nc = r.count()?;
             m.mutations.reserve(nc);
             for _ in 0..nc {
@@ -329,6 +365,21 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn interned_families_equal_their_names_however_many_arrive() {
+        // Past the bound and past the length limit, names come back as
+        // given (slices), never wrong and never an unbounded table.
+        for i in 0..MAX_INTERNED + 100 {
+            let name = Bytes::from(format!("fam-{i}"));
+            assert_eq!(intern_family(name.clone()), name);
+        }
+        let long = Bytes::from(vec![b'x'; MAX_INTERNED_LEN + 1]);
+        assert_eq!(intern_family(long.clone()), long);
+        let first = intern_family(Bytes::from_static(b"fam-0"));
+        let again = intern_family(Bytes::copy_from_slice(b"fam-0"));
+        assert_eq!(first.as_ptr(), again.as_ptr(), "one static copy per name");
+    }
 
     #[test]
     fn mutations_round_trip_and_share_row_and_family() {

@@ -35,8 +35,13 @@ impl Region {
                     row: ferrobase_types::binary::to_string_binary(&m.row),
                 });
             }
+            // A row's cells come grouped by family: look each family up once.
+            let mut checked: &[u8] = &[];
             for c in &m.mutations {
-                self.store_index(&c.family)?;
+                if c.family[..] != *checked {
+                    self.store_index(&c.family)?;
+                    checked = &c.family;
+                }
             }
         }
         if mutations.is_empty() {
@@ -134,7 +139,12 @@ impl Region {
                 cell_type: c.kind,
                 value: c.value,
             };
-            match families.iter_mut().find(|f| f.family == c.family) {
+            // Cells come grouped by family: try the last family first.
+            let slot = match families.last_mut() {
+                Some(f) if f.family == c.family => Some(f),
+                _ => families.iter_mut().find(|f| f.family == c.family),
+            };
+            match slot {
                 Some(f) => f.cells.push(cell),
                 None => families.push(WalFamily {
                     family: c.family,
