@@ -137,6 +137,11 @@ pub struct ExperimentArgs {
     /// its own; this one must not be used by a running ferrobase cluster).
     #[arg(long)]
     pub etcd: Option<String>,
+    /// Storage root for the clusters `regionservers` starts: `file:///dir`
+    /// or `s3://bucket/prefix?endpoint=…` (default: a temporary directory).
+    /// Each cluster gets its own subdirectory or prefix.
+    #[arg(long)]
+    pub root: Option<String>,
     /// Print the report(s) as JSON instead of tables.
     #[arg(long)]
     pub json: bool,
@@ -285,6 +290,7 @@ pub async fn experiment(a: &ExperimentArgs) -> Result<Outcome> {
         quiet: a.json,
         exe: a.exe.clone(),
         etcd: a.etcd.clone(),
+        root: a.root.clone(),
     };
     let names: Vec<&str> = match experiment_name(a.name) {
         Some(n) => vec![n],

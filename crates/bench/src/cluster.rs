@@ -103,6 +103,8 @@ pub struct LocalCluster {
     master_port: u16,
     exe: PathBuf,
     settings: Vec<String>,
+    /// The `--root` URL of this cluster's processes.
+    root: String,
     dir: tempfile::TempDir,
 }
 
@@ -112,7 +114,7 @@ impl LocalCluster {
     /// `name=value` settings.
     pub fn start(
         exe: &Path,
-        etcd_url: Option<&str>,
+        (etcd_url, root): (Option<&str>, Option<&str>),
         servers: usize,
         settings: &[String],
     ) -> Result<LocalCluster> {
@@ -120,6 +122,10 @@ impl LocalCluster {
             .prefix("ferrobase-cluster-")
             .tempdir()
             .map_err(BenchError::io("creating a temporary cluster directory"))?;
+        let root = match root {
+            None => format!("file://{}", dir.path().join("root").display()),
+            Some(url) => sub_root(url, &unique_name(dir.path())),
+        };
         let (etcd, etcd_url) = match etcd_url {
             Some(url) => (None, url.to_string()),
             None => {
@@ -135,6 +141,7 @@ impl LocalCluster {
             master_port: 0,
             exe: exe.to_path_buf(),
             settings: settings.to_vec(),
+            root,
             dir,
         };
         c.master_port = free_port()?;
@@ -156,8 +163,7 @@ impl LocalCluster {
         let mut cmd = Command::new(&self.exe);
         cmd.arg(kind)
             .args(["--etcd", &self.etcd_url])
-            .arg("--root")
-            .arg(format!("file://{}", self.dir.path().join("root").display()))
+            .args(["--root", &self.root])
             .args(["--port", &port.to_string()]);
         for s in &self.settings {
             cmd.args(["--set", s]);
@@ -182,6 +188,28 @@ impl LocalCluster {
     /// The master's address, for `--server`/`Connection::connect`.
     pub fn master_address(&self) -> String {
         format!("127.0.0.1:{}", self.master_port)
+    }
+}
+
+/// A name no other cluster started from this machine uses: the temporary
+/// directory's own name.
+fn unique_name(dir: &Path) -> String {
+    dir.file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_else(|| format!("cluster-{}", std::process::id()))
+}
+
+/// `url` with `/name` appended to its path (before any `?query`), so that
+/// clusters started one after another on one root never share a meta.
+fn sub_root(url: &str, name: &str) -> String {
+    let (path, query) = match url.split_once('?') {
+        Some((p, q)) => (p, Some(q)),
+        None => (url, None),
+    };
+    let joined = format!("{}/{name}", path.trim_end_matches('/'));
+    match query {
+        Some(q) => format!("{joined}?{q}"),
+        None => joined,
     }
 }
 
@@ -225,4 +253,19 @@ fn start_etcd(dir: &Path) -> Result<(Proc, String)> {
         std::thread::sleep(Duration::from_millis(50));
     }
     Ok((p, url))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_cluster_gets_its_own_place_under_the_root() {
+        assert_eq!(sub_root("file:///r/", "c1"), "file:///r/c1");
+        assert_eq!(
+            sub_root("s3://b/p?endpoint=http://h:1&region=x", "c1"),
+            "s3://b/p/c1?endpoint=http://h:1&region=x"
+        );
+        assert_eq!(sub_root("s3://b", "c1"), "s3://b/c1");
+    }
 }

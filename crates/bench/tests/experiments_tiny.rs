@@ -16,6 +16,7 @@ async fn all_experiments_write_json_svg_and_index() -> Result<()> {
         out: dir.path().to_path_buf(),
         server: None,
         etcd: None,
+        root: None,
         json: false,
         exe: None,
     };

@@ -48,6 +48,8 @@ pub struct Ctx {
     pub exe: Option<PathBuf>,
     /// An existing etcd for those clusters; `None`: start one.
     pub etcd: Option<String>,
+    /// Their storage root (`--root`); `None`: a temporary directory.
+    pub root: Option<String>,
 }
 
 impl Ctx {

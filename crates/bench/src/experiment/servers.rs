@@ -81,7 +81,12 @@ pub async fn regionservers(ctx: &Ctx) -> Result<Report> {
     let mut series = Series::new("ferrobase (all processes on one 2-core machine)");
     for servers in 1..=3usize {
         let cluster = tokio::task::block_in_place(|| {
-            LocalCluster::start(&exe, ctx.etcd.as_deref(), servers, &settings)
+            LocalCluster::start(
+                &exe,
+                (ctx.etcd.as_deref(), ctx.root.as_deref()),
+                servers,
+                &settings,
+            )
         })?;
         let spec = LoadSpec {
             table: "bench_regionservers".into(),
@@ -134,6 +139,14 @@ pub async fn regionservers(ctx: &Ctx) -> Result<Report> {
          here the total CPU is fixed, so a gain comes only from work one server does not overlap \
          (one WAL, one handler queue per server), and a loss shows the cost of spreading a load"
     ));
+    rep.notes.push(match ctx.root.as_deref() {
+        // Only the scheme and bucket: the URL may carry credentials.
+        Some(url) => format!(
+            "storage root: {} (each cluster under its own prefix)",
+            url.split(['?', '/']).take(3).collect::<Vec<_>>().join("/")
+        ),
+        None => "storage root: a temporary local directory".to_string(),
+    });
     rep.notes.push(format!(
         "vehicle15 rows, 4 threads, 10 MiB buffer, 120 handlers, ASYNC_WAL, table pre-split into {REGIONS} regions \
          (seed: 4 threads, 10 MB buffer, 120 handlers; HBase gives no figure, only 'more RegionServers, faster writes')"
