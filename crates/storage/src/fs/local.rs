@@ -29,6 +29,17 @@ impl LocalFs {
     fn resolve(&self, path: &Path) -> PathBuf {
         self.root.join(path)
     }
+
+    /// Opens a file for reading, with its length.
+    fn open_with_len(&self, path: &Path) -> Result<(File, u64)> {
+        let path = self.resolve(path);
+        let file = File::open(&path).map_err(|e| StorageError::io(&path, e))?;
+        let len = file
+            .metadata()
+            .map_err(|e| StorageError::io(&path, e))?
+            .len();
+        Ok((file, len))
+    }
 }
 
 /// fsyncs a directory, so creates, renames and deletes in it survive a crash.
@@ -115,12 +126,7 @@ impl Storage for LocalFs {
     }
 
     fn open(&self, path: &Path) -> Result<Arc<dyn RandomRead>> {
-        let path = self.resolve(path);
-        let file = File::open(&path).map_err(|e| StorageError::io(&path, e))?;
-        let len = file
-            .metadata()
-            .map_err(|e| StorageError::io(&path, e))?
-            .len();
+        let (file, len) = self.open_with_len(path)?;
         Ok(Arc::new(LocalFile { file, len }))
     }
 
@@ -188,12 +194,7 @@ impl Storage for LocalFs {
     }
 
     fn open_log(&self, path: &Path) -> Result<(Box<dyn Read + Send>, u64)> {
-        let path = self.resolve(path);
-        let file = File::open(&path).map_err(|e| StorageError::io(&path, e))?;
-        let len = file
-            .metadata()
-            .map_err(|e| StorageError::io(&path, e))?
-            .len();
+        let (file, len) = self.open_with_len(path)?;
         Ok((Box::new(file), len))
     }
 
