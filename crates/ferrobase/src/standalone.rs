@@ -1,5 +1,6 @@
 //! `ferrobase standalone`: master, one region server and the meta in one
-//! process on a local data directory (see `ferrobase_server::standalone`).
+//! process on a local data directory or a storage root such as an S3
+//! bucket (see `ferrobase_server::standalone`).
 //!
 //! This module parses arguments, prints where it listens and waits for
 //! Ctrl-C or SIGTERM to shut down cleanly; it holds no database logic.
@@ -13,10 +14,16 @@ use std::path::PathBuf;
 
 /// Arguments of `ferrobase standalone`.
 #[derive(Args)]
+#[command(group(clap::ArgGroup::new("place").required(true).args(["data_dir", "root"])))]
 pub struct StandaloneArgs {
     /// Data directory (meta, WAL, store files); created if missing.
     #[arg(long)]
-    data_dir: PathBuf,
+    data_dir: Option<PathBuf>,
+    /// Storage root instead of a data directory (`hbase.rootdir`):
+    /// `file:///dir` or `s3://bucket/prefix?endpoint=URL` (see README,
+    /// "Distributed mode").
+    #[arg(long)]
+    root: Option<String>,
     /// A TOML settings file.
     #[arg(long)]
     config: Option<PathBuf>,
@@ -44,18 +51,25 @@ pub fn run(args: StandaloneArgs) -> anyhow::Result<()> {
         // the address is printed is never lost to the default action.
         let term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
             .context("installing the SIGTERM handler")?;
-        let server = Standalone::start(
-            &args.data_dir,
-            settings,
-            SocketAddr::new(args.bind, args.port),
-        )
-        .await
-        .with_context(|| format!("starting standalone on {}", args.data_dir.display()))?;
+        let bind = SocketAddr::new(args.bind, args.port);
+        let (server, place) = match (&args.root, &args.data_dir) {
+            (Some(url), _) => {
+                let fs = ferrobase_server::distributed::parse_root(url)?;
+                let place = fs.url();
+                let server = Standalone::start_on(fs, settings, bind).await;
+                (server, place)
+            }
+            (None, Some(dir)) => (
+                Standalone::start(dir, settings, bind).await,
+                dir.display().to_string(),
+            ),
+            (None, None) => anyhow::bail!("give --data-dir DIR or --root URL"),
+        };
+        let server = server.with_context(|| format!("starting standalone on {place}"))?;
         // One write, errors ignored: whoever started us may read only the
         // first line and close the pipe; that must not stop the server.
         let banner = format!(
-            "ferrobase standalone listening on {addr}\n  master and region server: {addr}\n  data directory: {}\n",
-            args.data_dir.display(),
+            "ferrobase standalone listening on {addr}\n  master and region server: {addr}\n  data directory: {place}\n",
             addr = server.addr()
         );
         let mut out = std::io::stdout();

@@ -100,6 +100,19 @@ fn bad_input_is_explained() {
     assert!(!ok && err.contains("garbage.sf"), "{err}");
     let (ok, _, err) = ferrobase(&["storefile", "cells", "/nonexistent/file.sf"]);
     assert!(!ok && err.contains("/nonexistent/file.sf"), "{err}");
+
+    // Storage roots: a bad URL is named, and one place to keep data at most.
+    let (ok, _, err) = ferrobase(&["standalone", "--root", "gs://bucket/x", "--port", "0"]);
+    assert!(!ok && err.contains("unknown scheme 'gs'"), "{err}");
+    let (ok, _, err) = ferrobase(&["standalone", "--root", "s3://", "--port", "0"]);
+    assert!(!ok && err.contains("bucket"), "{err}");
+    let (ok, _, err) = ferrobase(&["standalone", "--port", "0"]);
+    assert!(
+        !ok && err.contains("--data-dir") && err.contains("--root"),
+        "{err}"
+    );
+    let (ok, _, err) = ferrobase(&["standalone", "--data-dir", "/tmp/x", "--root", "/tmp/y"]);
+    assert!(!ok && err.contains("cannot be used with"), "{err}");
 }
 
 #[test]

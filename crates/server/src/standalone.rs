@@ -1,8 +1,8 @@
 //! Standalone mode: master, one region server and the meta in one process,
 //! serving both gRPC services on one port.
 //!
-//! Layout of the data directory: `meta.json` (the meta), `wal/` and `data/`
-//! (the region server's engine). [`Standalone::stop`] stops accepting calls,
+//! Layout of the data directory (or storage root): `meta.json` (the meta),
+//! `wal/` and `data/` (the region server's engine). [`Standalone::stop`] stops accepting calls,
 //! closes scanners and the engine (flushing regions, syncing the WAL).
 
 use crate::coordination::InProcess;
@@ -12,6 +12,7 @@ use crate::region_server::RegionServer;
 use crate::service::{master::MasterService, region::RegionService};
 use ferrobase_proto::ErrorCode;
 use ferrobase_proto::pb::{master_server::MasterServer, region_server_server::RegionServerServer};
+use ferrobase_storage::fs::Storage;
 use ferrobase_types::Settings;
 use std::net::SocketAddr;
 use std::path::Path;
@@ -39,8 +40,23 @@ pub struct Standalone {
 pub const SPLIT_CHECK_INTERVAL: Duration = Duration::from_secs(1);
 
 impl Standalone {
-    /// Opens `dir` and serves on `bind` (port 0: an ephemeral port).
+    /// Opens the local directory `dir` and serves on `bind` (port 0: an
+    /// ephemeral port).
     pub async fn start(dir: &Path, settings: Settings, bind: SocketAddr) -> Result<Standalone> {
+        let fs = Arc::new(ferrobase_storage::fs::LocalFs::new(dir));
+        fs.create_dir_all(Path::new(""))
+            .map_err(|e| ServerError::new(ErrorCode::Io, e.to_string()))?;
+        Standalone::start_on(fs, settings, bind).await
+    }
+
+    /// Opens a storage root (`--root`: a directory or an S3 bucket) and
+    /// serves on `bind`. One process per root: a second one claims the WAL
+    /// and the regions (epochs), and the first acknowledges nothing more.
+    pub async fn start_on(
+        fs: Arc<dyn Storage>,
+        settings: Settings,
+        bind: SocketAddr,
+    ) -> Result<Standalone> {
         let listener = tokio::net::TcpListener::bind(bind).await.map_err(|e| {
             ServerError::new(ErrorCode::Io, format!("cannot listen on {bind}: {e}"))
         })?;
@@ -48,12 +64,13 @@ impl Standalone {
             .local_addr()
             .map_err(|e| ServerError::new(ErrorCode::Io, e.to_string()))?;
         let max_filesize = settings.max_filesize;
-        let dir2 = dir.to_path_buf();
         let (region_server, master) = tokio::task::spawn_blocking(move || {
-            let rs = RegionServer::open(&dir2, settings)?;
+            let (data, wal) = (Path::new("data"), Path::new("wal"));
+            let rs = RegionServer::open_on(fs.clone(), data, wal, settings)?;
             rs.set_address(addr.to_string());
             let coordination = Arc::new(InProcess::new(vec![rs.clone()]));
-            let master = Master::start(&dir2, &dir2.join("data"), coordination)?;
+            let master = Master::open(fs, (Path::new(""), data, None), coordination)?;
+            master.reconcile()?;
             Ok::<_, ServerError>((rs, Arc::new(master)))
         })
         .await

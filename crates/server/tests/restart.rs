@@ -1,18 +1,43 @@
-//! Stopping and restarting standalone on the same directory brings back
-//! every table, its state, and every row.
+//! Stopping and restarting standalone on the same directory (or S3 root:
+//! a real moto server) brings back every table, its state, and every row.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
 use bytes::Bytes;
+use ferrobase_client::Connection;
 use ferrobase_client::{ErrorCode, Get, Scan};
+use ferrobase_server::Standalone;
 use ferrobase_types::RowMutation;
+
+/// Where the server keeps its data.
+enum Root<'a> {
+    Dir(&'a std::path::Path),
+    Url(&'a str),
+}
+
+async fn start(root: &Root<'_>) -> (Standalone, Connection) {
+    match root {
+        Root::Dir(d) => common::start_on(d, common::settings()).await,
+        Root::Url(u) => common::start_on_root(u, common::settings()).await,
+    }
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn restart_keeps_tables_and_rows() {
     let dir = tempfile::tempdir().unwrap();
+    restart(Root::Dir(dir.path())).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restart_on_an_s3_root_keeps_tables_and_rows() {
+    let moto = ferrobase_storage::fs::s3::testing::MotoServer::start();
+    restart(Root::Url(&moto.url("standalone"))).await;
+}
+
+async fn restart(root: Root<'_>) {
     {
-        let (server, conn) = common::start_on(dir.path(), common::settings()).await;
+        let (server, conn) = start(&root).await;
         let admin = conn.admin();
         admin
             .create_table(&common::table("kept", &["f"]), &[Bytes::from("m")])
@@ -37,7 +62,7 @@ async fn restart_keeps_tables_and_rows() {
         admin.disable("off").await.unwrap();
         server.stop().await.unwrap();
     }
-    let (server, conn) = common::start_on(dir.path(), common::settings()).await;
+    let (server, conn) = start(&root).await;
     let admin = conn.admin();
     assert_eq!(
         admin.list_tables().await.unwrap(),

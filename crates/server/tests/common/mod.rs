@@ -23,6 +23,16 @@ pub async fn start_on(dir: &Path, settings: Settings) -> (Standalone, Connection
     (server, conn)
 }
 
+/// A standalone server on a storage root URL (`s3://…`).
+pub async fn start_on_root(url: &str, settings: Settings) -> (Standalone, Connection) {
+    let fs = ferrobase_storage::fs::from_url(url).unwrap();
+    let server = Standalone::start_on(fs, settings.clone(), "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let conn = Connection::connect(&server.addr().to_string(), settings).unwrap();
+    (server, conn)
+}
+
 pub fn table(name: &str, families: &[&str]) -> TableDescriptor {
     TableDescriptor::new(
         name,
