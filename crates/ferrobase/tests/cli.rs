@@ -76,6 +76,39 @@ fn demo_then_storefile_tool() {
     );
 }
 
+/// Relative paths are relative to the working directory (the storage
+/// layer must not anchor them at `/`).
+#[test]
+fn relative_paths_stay_relative() {
+    let cwd = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_ferrobase"))
+            .args(args)
+            .current_dir(cwd.path())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(
+            out.status.success(),
+            "{args:?}: {text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        text
+    };
+    let out = run(&["demo", "--data-dir", "rel-data", "--rows", "500"]);
+    assert!(cwd.path().join("rel-data/data").is_dir(), "{out}");
+    let file = out
+        .lines()
+        .find_map(|l| l.split("storefile meta ").nth(1))
+        .map(|s| s.trim_end_matches(')').to_string())
+        .expect("demo names its store file");
+    let rel = std::path::Path::new(&file)
+        .strip_prefix(cwd.path())
+        .map(|p| p.to_string_lossy().to_string())
+        .unwrap_or(file);
+    assert!(run(&["storefile", "meta", &rel]).contains("entries=4500"));
+}
+
 #[test]
 fn bad_input_is_explained() {
     let (ok, _, err) = ferrobase(&["demo", "--shape", "nope", "--rows", "1"]);

@@ -42,7 +42,7 @@ impl Master {
         data_dir: &Path,
         coordination: Arc<dyn Coordination>,
     ) -> Result<Master> {
-        let local = Arc::new(ferrobase_storage::fs::LocalFs::new("/"));
+        let local = Arc::new(ferrobase_storage::fs::LocalFs::as_given());
         let master = Master::open(local, (dir, data_dir, None), coordination)?;
         master.reconcile()?;
         Ok(master)

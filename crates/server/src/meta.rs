@@ -114,7 +114,7 @@ mod tests {
     fn survives_reopen_and_failed_updates_change_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let m = MetaStore::open(
-            Arc::new(ferrobase_storage::fs::LocalFs::new("/")),
+            Arc::new(ferrobase_storage::fs::LocalFs::as_given()),
             dir.path(),
         )
         .unwrap();
@@ -139,7 +139,7 @@ mod tests {
         assert!(r.is_err());
         drop(m);
         let m = MetaStore::open(
-            Arc::new(ferrobase_storage::fs::LocalFs::new("/")),
+            Arc::new(ferrobase_storage::fs::LocalFs::as_given()),
             dir.path(),
         )
         .unwrap();

@@ -46,7 +46,7 @@ impl RegionServer {
         wal_dir: &Path,
         settings: Settings,
     ) -> Result<Arc<RegionServer>> {
-        let local = Arc::new(ferrobase_storage::fs::LocalFs::new("/"));
+        let local = Arc::new(ferrobase_storage::fs::LocalFs::as_given());
         RegionServer::open_on(local, data_dir, wal_dir, settings)
     }
 

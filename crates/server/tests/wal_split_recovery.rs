@@ -47,13 +47,13 @@ fn a_dead_servers_wal_is_replayed_by_the_new_owner() {
     std::mem::forget(a);
 
     let dir = data.join("t").join(info.dir_name());
-    let report = split::split_wal_dir(&LocalFs::new("/"), &wal_a, "a", &|id| {
+    let report = split::split_wal_dir(&LocalFs::as_given(), &wal_a, "a", &|id| {
         (id == 7).then(|| dir.clone())
     })
     .unwrap();
     assert_eq!(report.recovered, 52, "{report:?}");
     assert_eq!(
-        split::recovered_files(&LocalFs::new("/"), &dir)
+        split::recovered_files(&LocalFs::as_given(), &dir)
             .unwrap()
             .len(),
         1
@@ -78,7 +78,7 @@ fn a_dead_servers_wal_is_replayed_by_the_new_owner() {
     }
     assert_eq!(value("gone"), None, "the delete was replayed too");
     assert!(
-        split::recovered_files(&LocalFs::new("/"), &dir)
+        split::recovered_files(&LocalFs::as_given(), &dir)
             .unwrap()
             .is_empty()
     );

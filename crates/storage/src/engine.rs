@@ -79,7 +79,7 @@ impl Engine {
     /// `wal_dir` (distributed mode: a shared data directory, one WAL
     /// directory per region server).
     pub fn open_dirs(data_dir: &Path, wal_dir: &Path, settings: Settings) -> Result<Arc<Engine>> {
-        Engine::open_on(Arc::new(LocalFs::new("/")), data_dir, wal_dir, settings)
+        Engine::open_on(Arc::new(LocalFs::as_given()), data_dir, wal_dir, settings)
     }
 
     /// Opens the engine on a storage root (`--root`): store files under

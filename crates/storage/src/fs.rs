@@ -165,43 +165,6 @@ fn bad_url(url: &str, why: &str) -> StorageError {
     StorageError::InvalidRequest(format!("storage root '{url}': {why}"))
 }
 
-/// A storage root plus a directory in it: what a component that owns one
-/// directory (the WAL, a region) carries around.
-#[derive(Clone, Debug)]
-pub struct Location {
-    pub fs: Arc<dyn Storage>,
-    pub dir: std::path::PathBuf,
-}
-
-impl Location {
-    pub fn new(fs: Arc<dyn Storage>, dir: impl Into<std::path::PathBuf>) -> Location {
-        Location {
-            fs,
-            dir: dir.into(),
-        }
-    }
-
-    /// A local directory (tests and standalone mode).
-    pub fn local(dir: &Path) -> Location {
-        Location::new(Arc::new(LocalFs::new("/")), dir)
-    }
-
-    /// A subdirectory.
-    pub fn join(&self, name: impl AsRef<Path>) -> Location {
-        Location::new(self.fs.clone(), self.dir.join(name))
-    }
-
-    /// A path in this directory.
-    pub fn path(&self, name: impl AsRef<Path>) -> std::path::PathBuf {
-        self.dir.join(name)
-    }
-
-    /// The directory as shown in messages.
-    pub fn display(&self) -> String {
-        self.fs.display(&self.dir)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::expect_used)]

@@ -126,7 +126,7 @@ impl Wal {
     /// is [`StorageError::Corrupt`]), rebuilds the per-segment bookkeeping,
     /// starts a new segment for appends and the ASYNC_WAL flusher thread.
     pub fn open(dir: &Path, opts: WalOptions) -> Result<Arc<Wal>> {
-        Wal::open_on(Arc::new(LocalFs::new("/")), dir, opts)
+        Wal::open_on(Arc::new(LocalFs::as_given()), dir, opts)
     }
 
     /// [`open`](Self::open) on a storage root (`dir` relative to it).

@@ -47,12 +47,14 @@ fn a_superseded_owner_keeps_compaction_inputs() {
         r.flush(true).unwrap();
     }
     let rdir = region_dir(dir.path());
-    let before = Manifest::load(&LocalFs::new("/"), &rdir).unwrap().unwrap();
+    let before = Manifest::load(&LocalFs::as_given(), &rdir)
+        .unwrap()
+        .unwrap();
     let files = before.stores.get("f").cloned().unwrap_or_default();
     assert_eq!(files.len(), 3);
 
     // Another server opens the region while this one is paused.
-    let (seen, epoch) = Manifest::claim(&LocalFs::new("/"), &rdir).unwrap();
+    let (seen, epoch) = Manifest::claim(&LocalFs::as_given(), &rdir).unwrap();
     assert_eq!(seen, before);
     assert!(epoch >= 2);
 
@@ -63,7 +65,7 @@ fn a_superseded_owner_keeps_compaction_inputs() {
     // The new owner's manifest is the one readers see, and every file it
     // names is still there.
     assert_eq!(
-        Manifest::load(&LocalFs::new("/"), &rdir).unwrap(),
+        Manifest::load(&LocalFs::as_given(), &rdir).unwrap(),
         Some(before)
     );
     for f in &files {

@@ -26,6 +26,12 @@ impl LocalFs {
         LocalFs { root: root.into() }
     }
 
+    /// No root: every path is used as given, a relative one relative to
+    /// the working directory (tools and tests that name files directly).
+    pub fn as_given() -> LocalFs {
+        LocalFs::new("")
+    }
+
     fn resolve(&self, path: &Path) -> PathBuf {
         self.root.join(path)
     }
@@ -81,6 +87,9 @@ fn tmp_path(path: &Path) -> PathBuf {
 
 impl Storage for LocalFs {
     fn url(&self) -> String {
+        if self.root.as_os_str().is_empty() {
+            return "file:// (paths as given)".to_string();
+        }
         format!("file://{}", self.root.display())
     }
 
@@ -368,6 +377,15 @@ impl DirClaim for LocalClaim {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn paths_as_given_stay_relative_or_absolute() {
+        let fs = LocalFs::as_given();
+        assert_eq!(fs.display(Path::new("rel/x.sf")), "rel/x.sf");
+        assert_eq!(fs.display(Path::new("/abs/x.sf")), "/abs/x.sf");
+        let rooted = LocalFs::new("/data");
+        assert_eq!(rooted.display(Path::new("t/r")), "/data/t/r");
+    }
 
     #[test]
     fn files_appear_only_when_finished_and_fences_are_seen() {

@@ -181,7 +181,7 @@ mod tests {
     #[test]
     fn round_trip_and_corruption_is_named() {
         let dir = tempfile::tempdir().unwrap();
-        let l = &LocalFs::new("/");
+        let l = &LocalFs::as_given();
         assert_eq!(Manifest::load(l, dir.path()).unwrap(), None);
         let mut m = Manifest {
             flushed_seq: 42,
@@ -213,7 +213,7 @@ mod tests {
     #[test]
     fn a_newer_owner_wins_and_fences_the_older_one() {
         let dir = tempfile::tempdir().unwrap();
-        let l = &LocalFs::new("/");
+        let l = &LocalFs::as_given();
         let d = dir.path();
         // An earlier version's region: `MANIFEST` is epoch 0.
         let mut m = Manifest::default();

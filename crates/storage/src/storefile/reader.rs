@@ -52,7 +52,7 @@ pub struct StoreFileReader {
 impl StoreFileReader {
     /// Opens the local file `path`; see [`open_on`](Self::open_on).
     pub fn open(path: &Path, cache: Option<Arc<BlockCache>>) -> Result<Arc<StoreFileReader>> {
-        Self::open_on(&LocalFs::new("/"), path, cache)
+        Self::open_on(&LocalFs::as_given(), path, cache)
     }
 
     /// Opens `path` on `fs` and checks everything but the data blocks.

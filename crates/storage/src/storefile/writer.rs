@@ -71,7 +71,7 @@ impl StoreFileWriter {
         family: &FamilyDescriptor,
         expected_entries: u64,
     ) -> Result<StoreFileWriter> {
-        Self::create_on(&LocalFs::new("/"), path, family, expected_entries)
+        Self::create_on(&LocalFs::as_given(), path, family, expected_entries)
     }
 
     /// Creates (or replaces) `path` on `fs`. Uses the family's BLOCKSIZE,

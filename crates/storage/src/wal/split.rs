@@ -265,7 +265,7 @@ mod tests {
     #[test]
     fn splits_by_region_skipping_flushed_and_unknown_regions() {
         let tmp = tempfile::tempdir().unwrap();
-        let l = &LocalFs::new("/");
+        let l = &LocalFs::as_given();
         let wal_dir = tmp.path().join("wal");
         {
             let wal = Wal::open(&wal_dir, WalOptions::default()).unwrap();
