@@ -5,8 +5,8 @@
 //! rebuilt after a crash. Layout on disk (details in `docs/wal-format.md`):
 //!
 //! ```text
-//! wal/
-//!   LOCK                              held (flock) while a Wal is open
+//! wal/                                (on the storage root, `crate::fs`)
+//!   LOCK                              held (flock) while a Wal is open (local roots)
 //!   wal-00000000000000000001.log      oldest segment ...
 //!   wal-00000000000000000002.log      ... current segment (appends go here)
 //!
