@@ -63,6 +63,18 @@ pub struct EngineShared {
     shutting_down: AtomicBool,
 }
 
+/// A compaction in progress; see [`EngineShared::compaction_running`].
+pub(crate) struct RunningCompaction<'a>(&'a EngineShared);
+
+impl Drop for RunningCompaction<'_> {
+    fn drop(&mut self) {
+        self.0
+            .counters
+            .running_compactions
+            .fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 /// The region engine of one process; see the module docs.
 pub struct Engine {
     shared: Arc<EngineShared>,
@@ -326,6 +338,39 @@ impl EngineShared {
         self.counters
             .compacted_bytes_out
             .fetch_add(bytes_out, Ordering::Relaxed);
+    }
+
+    /// Counts a compaction as running until the guard drops.
+    pub(crate) fn compaction_running(&self) -> RunningCompaction<'_> {
+        self.counters
+            .running_compactions
+            .fetch_add(1, Ordering::AcqRel);
+        RunningCompaction(self)
+    }
+
+    /// Compactions merging right now (at least 1 from inside one).
+    pub(crate) fn running_compactions(&self) -> usize {
+        self.counters.running_compactions.load(Ordering::Acquire) as usize
+    }
+
+    /// The highest compaction pressure of any store of any region
+    /// (`compaction::throttle::pressure`), as HBase's region server uses.
+    pub(crate) fn compaction_pressure(&self) -> f64 {
+        let (min, blocking) = (
+            self.settings.compaction_min,
+            self.settings.blocking_store_files,
+        );
+        self.regions
+            .read()
+            .values()
+            .map(|r| crate::compaction::throttle::pressure(r.max_store_files(), min, blocking))
+            .fold(0.0, f64::max)
+    }
+
+    pub(crate) fn compaction_throttled(&self, slept: Duration) {
+        self.counters
+            .compaction_throttled_ms
+            .fetch_add(slept.as_millis() as u64, Ordering::Relaxed);
     }
 
     fn notify_memory_freed(&self) {

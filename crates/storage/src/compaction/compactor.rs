@@ -35,13 +35,15 @@ pub struct CompactionOutcome {
 }
 
 /// Streams `input` (positioned by this function) into `writer`, applying
-/// the rules of `kind` for `family` at wall-clock `now_ms`.
+/// the rules of `kind` for `family` at wall-clock `now_ms`. `pace` is told
+/// the bytes of every entry written (the [`throttle`](super::throttle));
+/// an error from it stops the compaction.
 pub fn compact_into(
     input: &mut MergingIterator,
     writer: &mut StoreFileWriter,
     family: &FamilyDescriptor,
-    kind: CompactionKind,
-    now_ms: u64,
+    (kind, now_ms): (CompactionKind, u64),
+    pace: &mut dyn FnMut(u64) -> Result<()>,
 ) -> Result<CompactionOutcome> {
     let ttl_cutoff = family
         .ttl_millis()
@@ -76,8 +78,10 @@ pub fn compact_into(
         prev_key.clear();
         prev_key.extend_from_slice(raw);
         if keep {
-            writer.append(raw, input.seq(), input.value())?;
+            let value = input.value();
+            writer.append(raw, input.seq(), value)?;
             outcome.written += 1;
+            pace((raw.len() + value.len()) as u64)?;
         }
         input.next()?;
     }

@@ -60,6 +60,10 @@ pub(crate) struct Counters {
     pub compactions: AtomicU64,
     pub compacted_bytes_in: AtomicU64,
     pub compacted_bytes_out: AtomicU64,
+    /// Compactions merging right now (they share the throughput limit).
+    pub running_compactions: AtomicU64,
+    /// Milliseconds compactions slept to stay within the throughput limit.
+    pub compaction_throttled_ms: AtomicU64,
     /// Flush and compaction jobs queued or running.
     pub background_jobs: AtomicU64,
 }
@@ -75,6 +79,9 @@ pub struct EngineStats {
     pub compactions: u64,
     pub compacted_bytes_in: u64,
     pub compacted_bytes_out: u64,
+    /// Milliseconds compactions slept to stay within
+    /// `hbase.hstore.compaction.throughput.*` (`compaction::throttle`).
+    pub compaction_throttled_ms: u64,
     /// Flush and compaction jobs queued or running (0: the engine is idle).
     pub background_jobs: u64,
     pub stalls: StallStats,
@@ -94,6 +101,7 @@ impl EngineShared {
             compactions: c.compactions.load(Ordering::Relaxed),
             compacted_bytes_in: c.compacted_bytes_in.load(Ordering::Relaxed),
             compacted_bytes_out: c.compacted_bytes_out.load(Ordering::Relaxed),
+            compaction_throttled_ms: c.compaction_throttled_ms.load(Ordering::Relaxed),
             background_jobs: c.background_jobs.load(Ordering::Relaxed),
             stalls: self.stalls.snapshot(),
             cache: self.cache.stats(),

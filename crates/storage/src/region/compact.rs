@@ -5,13 +5,14 @@
 //! against the file list *at publish time*, so those files are kept.
 
 use super::{Region, manifest::Manifest};
-use crate::compaction::{CompactionKind, compact_into, select_minor};
+use crate::compaction::{CompactionKind, compact_into, select_minor, throttle};
 use crate::error::{Result, StorageError};
 use crate::iter::CellIterator;
 use crate::scanner::MergingIterator;
 use crate::storefile::{StoreFileReader, StoreFileWriter};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::time::Instant;
 
 impl Region {
     /// Compacts every store now: `major` merges all files of each store and
@@ -36,6 +37,43 @@ impl Region {
         }
     }
 
+    /// The pacing of a compaction's writes (`compaction::throttle`): sleeps
+    /// while the compaction is ahead of its share of the throughput limit,
+    /// and stops it with [`StorageError::Closed`] once the region closes.
+    fn pacer(&self) -> impl FnMut(u64) -> Result<()> + '_ {
+        let settings = self.shared.settings();
+        let (lower, higher) = (
+            settings.compaction_throughput_lower,
+            settings.compaction_throughput_higher,
+        );
+        let start = Instant::now();
+        let (mut written, mut next_check) = (0u64, throttle::CHECK_EVERY_BYTES);
+        move |bytes| {
+            written += bytes;
+            if written < next_check {
+                return Ok(());
+            }
+            next_check = written + throttle::CHECK_EVERY_BYTES;
+            loop {
+                let pressure = self.shared.compaction_pressure();
+                let active = self.shared.running_compactions();
+                let Some(rate) = throttle::limit(lower, higher, pressure, active) else {
+                    return Ok(());
+                };
+                let wait = throttle::behind(written, start.elapsed(), rate);
+                if wait.is_zero() {
+                    return Ok(());
+                }
+                if self.is_closed() {
+                    return Err(StorageError::Closed(self.info.name()));
+                }
+                let slice = wait.min(throttle::SLEEP_SLICE);
+                std::thread::sleep(slice);
+                self.shared.compaction_throttled(slice);
+            }
+        }
+    }
+
     /// Runs a queued compaction (called by a compaction pool).
     pub(crate) fn run_queued_compaction(&self) -> Result<()> {
         self.compaction_requested.store(false, Ordering::Release);
@@ -45,7 +83,15 @@ impl Region {
         for i in 0..self.stores.len() {
             // Keep going while the policy finds work (a burst of flushes
             // can leave several rounds to do).
-            while self.compact_store(i, false)? {
+            loop {
+                match self.compact_store(i, false) {
+                    Ok(true) => {}
+                    Ok(false) => break,
+                    // Closed while throttled: the output was discarded and
+                    // the inputs stay; nothing failed.
+                    Err(StorageError::Closed(_)) if self.is_closed() => return Ok(()),
+                    Err(e) => return Err(e),
+                }
                 if self.is_closed() || !self.shared.compactions_enabled() {
                     return Ok(());
                 }
@@ -113,13 +159,17 @@ impl Region {
         let name = self.next_file_name();
         let dest = store.dir.join(&name);
         let mut writer = StoreFileWriter::create_on(&*self.fs, &dest, &store.family, entries)?;
-        let outcome = compact_into(
-            &mut merged,
-            &mut writer,
-            &store.family,
-            kind,
-            super::now_ms(),
-        )?;
+        let outcome = {
+            let _running = self.shared.compaction_running();
+            let mut pace = self.pacer();
+            compact_into(
+                &mut merged,
+                &mut writer,
+                &store.family,
+                (kind, super::now_ms()),
+                &mut pace,
+            )?
+        };
         let info = writer.finish()?;
         let output = if outcome.written > 0 {
             Some((
