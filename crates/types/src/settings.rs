@@ -184,7 +184,7 @@ settings! {
     compaction_ratio: f64 = 1.2, "hbase.hstore.compaction.ratio",
         "A file joins a minor compaction when it is at most ratio × the sum of the newer files selected.";
     compaction_throughput_lower: u64 = 52_428_800, "hbase.hstore.compaction.throughput.lower.bound",
-        "Bytes/s all compactions may write when no store is near blockingStoreFiles (HBase 2's pressure-aware control; 0 and higher 0: no limit).";
+        "Bytes/s all compactions may write when no store is near blockingStoreFiles (HBase 2's pressure-aware control; 0 here or in the higher bound: no limit).";
     compaction_throughput_higher: u64 = 104_857_600, "hbase.hstore.compaction.throughput.higher.bound",
         "Bytes/s all compactions may write when a store reaches blockingStoreFiles; beyond it, no limit.";
     compaction_throttle: u64 = 2_684_354_560, "hbase.regionserver.thread.compaction.throttle",

@@ -15,8 +15,10 @@
 //! ```
 //!
 //! So compaction yields to writes while files are few, and runs flat out
-//! once they pile up towards the point where flushes would wait. Bounds of
-//! 0 switch the control off (HBase's `NoLimitThroughputController`).
+//! once they pile up towards the point where flushes would wait. A bound
+//! of 0 switches the control off (HBase's `NoLimitThroughputController`):
+//! a zero lower bound would otherwise let a compaction that started at no
+//! pressure sleep until more flushes come.
 //!
 //! This module owns the arithmetic and the pacing; it never chooses files
 //! and never touches them. The pacing sleeps in short slices and asks the
@@ -44,7 +46,7 @@ pub fn pressure(files: usize, compaction_min: usize, blocking_files: usize) -> f
 /// Bytes per second one of `active` compactions may write; `None`: no
 /// limit (control off, or pressure above 1).
 pub fn limit(lower: u64, higher: u64, pressure: f64, active: usize) -> Option<u64> {
-    if lower == 0 && higher == 0 || pressure > 1.0 {
+    if lower == 0 || higher == 0 || pressure > 1.0 {
         return None;
     }
     let (lo, hi) = (lower.min(higher) as f64, lower.max(higher) as f64);
@@ -86,6 +88,8 @@ mod tests {
             "files past blocking: flat out"
         );
         assert_eq!(limit(0, 0, 0.0, 1), None, "0/0: control off");
+        assert_eq!(limit(0, hi, 0.0, 1), None, "a zero bound: control off");
+        assert_eq!(limit(lo, 0, 0.0, 1), None, "a zero bound: control off");
         assert_eq!(limit(hi, lo, 0.0, 1), Some(50 << 20), "swapped bounds");
     }
 
