@@ -1,21 +1,24 @@
 //! Crash test through the client: a SYNC_WAL writer is running when the
 //! `ferrobase standalone` child process is killed with SIGKILL; after a
-//! restart on the same directory every acknowledged row is readable. Then
-//! SIGTERM stops the server cleanly.
+//! restart on the same directory (or S3 root, a real moto server) every
+//! acknowledged row is readable. Then SIGTERM stops the server cleanly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use ferrobase_client::{Connection, Get};
 use ferrobase_types::{Durability, FamilyDescriptor, RowMutation, Settings, TableDescriptor};
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-fn start(dir: &Path) -> (Child, String) {
+/// Where the server keeps its data: `--data-dir DIR` or `--root URL`.
+type Place<'a> = (&'a str, &'a OsStr);
+
+fn start((flag, place): Place<'_>) -> (Child, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_ferrobase"))
-        .args(["standalone", "--port", "0", "--data-dir"])
-        .arg(dir)
+        .args(["standalone", "--port", "0", flag])
+        .arg(place)
         .args(["--set", "ferrobase.memory.size=268435456"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -45,7 +48,18 @@ fn settings() -> Settings {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_loses_no_acknowledged_sync_wal_row() {
     let dir = tempfile::tempdir().unwrap();
-    let (mut child, addr) = start(dir.path());
+    crash(("--data-dir", dir.path().as_os_str())).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_s3_sigkill_loses_no_acknowledged_sync_wal_row() {
+    let moto = ferrobase_storage::fs::s3::testing::MotoServer::start();
+    let url = moto.url("crash");
+    crash(("--root", OsStr::new(&url))).await;
+}
+
+async fn crash(place: Place<'_>) {
+    let (mut child, addr) = start(place);
     let conn = Connection::connect(&addr, settings()).unwrap();
     let desc = TableDescriptor::new("crash", vec![FamilyDescriptor::new("f").unwrap()]).unwrap();
     conn.admin()
@@ -95,7 +109,7 @@ async fn sigkill_loses_no_acknowledged_sync_wal_row() {
     }
     assert!(acked.len() >= 100, "only {} rows acknowledged", acked.len());
 
-    let (mut child, addr) = start(dir.path());
+    let (mut child, addr) = start(place);
     let conn = Connection::connect(&addr, settings()).unwrap();
     let t = conn.table("crash");
     for chunk in acked.chunks(500) {
