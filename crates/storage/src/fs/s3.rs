@@ -216,11 +216,7 @@ impl Storage for S3Fs {
             return Ok((Box::new(io::empty()), 0));
         }
         let len = log::check_contiguous(&self.client, &chunks, u64::MAX)?;
-        let reader = log::ChunkReader {
-            client: self.client.clone(),
-            chunks: VecDeque::from(chunks),
-            current: io::Cursor::new(Vec::new()),
-        };
+        let reader = log::ChunkReader::new(self.client.clone(), VecDeque::from(chunks));
         Ok((Box::new(reader), len))
     }
 

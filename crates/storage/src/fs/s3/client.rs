@@ -24,6 +24,13 @@ use std::sync::{Once, mpsc};
 use std::time::Duration;
 use tokio::runtime::Runtime;
 
+/// The result of a request begun with [`Client::start`].
+pub(crate) fn wait<T>(rx: mpsc::Receiver<T>) -> io::Result<T> {
+    rx.recv().map_err(|_| {
+        io::Error::other("the S3 request was dropped (its task panicked or the runtime stopped)")
+    })
+}
+
 /// A TCP connect that takes longer means the endpoint is wrong or down.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// No byte for this long on an open request: the request fails instead of
@@ -106,20 +113,28 @@ impl Client {
         T: Send + 'static,
         F: Future<Output = T> + Send + 'static,
     {
+        wait(self.start(fut))
+    }
+
+    /// Starts `fut` on the private runtime; [`wait`] on the receiver gives
+    /// its result. Lets a caller keep several requests in flight.
+    pub fn start<T, F>(&self, fut: F) -> mpsc::Receiver<T>
+    where
+        T: Send + 'static,
+        F: Future<Output = T> + Send + 'static,
+    {
         let (tx, rx) = mpsc::sync_channel(1);
         self.runtime.spawn(async move {
             // The receiver waits until this sends; it is gone only if the
-            // caller itself was unwound.
+            // caller gave up on the result (or was unwound).
             let _ = tx.send(fut.await);
         });
-        rx.recv().map_err(|_| {
-            io::Error::other(
-                "the S3 request was dropped (its task panicked or the runtime stopped)",
-            )
-        })
+        rx
     }
 
     /// [`run`](Self::run) for an OpenDAL call, with its error as `io::Error`.
+    ///
+    /// (See also [`start`](Self::start) and [`wait`].)
     pub fn call<T, F>(&self, fut: F) -> io::Result<T>
     where
         T: Send + 'static,

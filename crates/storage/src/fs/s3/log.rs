@@ -126,20 +126,60 @@ impl LogWriter for S3Log {
     }
 }
 
-/// Streams a segment's chunks in order, fetching one at a time (a segment
-/// can be far larger than memory should hold).
+/// Chunk fetches a reader keeps in flight. A WAL is one object per group
+/// commit, so a split or a replay reads thousands of small objects; one at
+/// a time, every GET's latency adds up (tens of ms each on a real S3: a
+/// few thousand batches would be a minute of MTTR), while reads in flight
+/// overlap it. moto answers one request at a time, so the tests only show
+/// that order and contents survive (601 chunks: 0.87 s sequential, 1.0 s
+/// prefetched there).
+const PREFETCH: usize = 16;
+
+/// Streams a segment's chunks in order, fetching up to [`PREFETCH`] ahead
+/// (never the whole segment: it can be far larger than memory should hold).
 pub(crate) struct ChunkReader {
     pub client: Arc<Client>,
+    /// Chunks not yet requested, in order.
     pub chunks: VecDeque<Chunk>,
+    /// Chunks requested, in order, with the receiver of their bytes.
+    pub inflight: VecDeque<(
+        Chunk,
+        std::sync::mpsc::Receiver<opendal::Result<opendal::Buffer>>,
+    )>,
     pub current: io::Cursor<Vec<u8>>,
 }
 
 impl ChunkReader {
-    fn fetch(&self, c: &Chunk) -> io::Result<Vec<u8>> {
-        let (op, key) = (self.client.op.clone(), c.key.clone());
-        let bytes = self
-            .client
-            .call(async move { op.read(&key).await })
+    /// A reader of `chunks` (sorted, checked contiguous).
+    pub fn new(client: Arc<Client>, chunks: VecDeque<Chunk>) -> ChunkReader {
+        ChunkReader {
+            client,
+            chunks,
+            inflight: VecDeque::new(),
+            current: io::Cursor::new(Vec::new()),
+        }
+    }
+
+    /// Requests chunks until [`PREFETCH`] are in flight (or none are left).
+    fn refill(&mut self) {
+        while self.inflight.len() < PREFETCH {
+            let Some(c) = self.chunks.pop_front() else {
+                return;
+            };
+            let (op, key) = (self.client.op.clone(), c.key.clone());
+            let rx = self.client.start(async move { op.read(&key).await });
+            self.inflight.push_back((c, rx));
+        }
+    }
+
+    /// The bytes of the next chunk in order, checked against its listing.
+    fn next_chunk(&mut self) -> io::Result<Option<Vec<u8>>> {
+        self.refill();
+        let Some((c, rx)) = self.inflight.pop_front() else {
+            return Ok(None);
+        };
+        let bytes = client::wait(rx)
+            .and_then(|r| r.map_err(client::to_io))
             .map_err(|e| self.client.io_err(&c.key, e))?
             .to_vec();
         if bytes.len() as u64 != c.len {
@@ -153,7 +193,7 @@ impl ChunkReader {
                 ),
             ));
         }
-        Ok(bytes)
+        Ok(Some(bytes))
     }
 }
 
@@ -164,10 +204,10 @@ impl Read for ChunkReader {
             if n > 0 || buf.is_empty() {
                 return Ok(n);
             }
-            let Some(c) = self.chunks.pop_front() else {
-                return Ok(0);
-            };
-            self.current = io::Cursor::new(self.fetch(&c)?);
+            match self.next_chunk()? {
+                Some(bytes) => self.current = io::Cursor::new(bytes),
+                None => return Ok(0),
+            }
         }
     }
 }
