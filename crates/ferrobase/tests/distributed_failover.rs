@@ -99,7 +99,7 @@ async fn failover(c: &mut cluster::Cluster, root: &str) -> Result<()> {
     wait_for(&acks, 600).await?;
 
     // Kill the server holding region "a" (the first region) mid-write.
-    let victim_addr = holder(&conn, b"a").await?;
+    let victim_addr = cluster::holder(&conn, "ft", b"a").await?;
     let victim = c
         .servers
         .iter()
@@ -174,13 +174,4 @@ async fn wait_for(acks: &AtomicUsize, n: usize) -> Result<()> {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     Ok(())
-}
-
-async fn holder(conn: &Connection, row: &[u8]) -> Result<String> {
-    let d = conn.admin().describe("ft").await?;
-    d.regions
-        .iter()
-        .find(|r| &r.start_key[..] <= row && (r.end_key.is_empty() || row < &r.end_key[..]))
-        .map(|r| r.server.clone())
-        .ok_or_else(|| anyhow::anyhow!("no region holds {row:?}"))
 }

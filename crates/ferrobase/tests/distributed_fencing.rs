@@ -59,7 +59,7 @@ async fn fencing(c: &mut cluster::Cluster) -> Result<()> {
         st.put(put(row.clone())).await?;
         acked.push(row);
     }
-    let victim_addr = holder(&stale, b"a").await?;
+    let victim_addr = cluster::holder(&stale, "fence", b"a").await?;
     let victim = c
         .servers
         .iter()
@@ -75,7 +75,7 @@ async fn fencing(c: &mut cluster::Cluster) -> Result<()> {
         if Instant::now() > deadline {
             bail!("region 'a' did not move off the paused server within 60 s");
         }
-        let moved = holder(&fresh, b"a")
+        let moved = cluster::holder(&fresh, "fence", b"a")
             .await
             .is_ok_and(|s| !s.is_empty() && s != victim_addr);
         if moved && ft.get(Get::new("a-probe")).await.is_ok() {
@@ -124,13 +124,4 @@ async fn fencing(c: &mut cluster::Cluster) -> Result<()> {
     );
     println!("{} acknowledged rows, all readable", acked.len());
     Ok(())
-}
-
-async fn holder(conn: &Connection, row: &[u8]) -> Result<String> {
-    let d = conn.admin().describe("fence").await?;
-    d.regions
-        .iter()
-        .find(|r| &r.start_key[..] <= row && (r.end_key.is_empty() || row < &r.end_key[..]))
-        .map(|r| r.server.clone())
-        .ok_or_else(|| anyhow::anyhow!("no region holds {row:?}"))
 }

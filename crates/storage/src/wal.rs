@@ -116,8 +116,7 @@ pub struct Wal {
     flusher: Mutex<Option<JoinHandle<()>>>,
     report: OpenReport,
     /// The directory lock (where the storage has one), released by close.
-    #[allow(clippy::type_complexity)]
-    lock: Mutex<Option<Option<Box<dyn Send + Sync>>>>,
+    lock: Mutex<Option<Box<dyn Send + Sync>>>,
 }
 
 impl Wal {
@@ -164,7 +163,7 @@ impl Wal {
             signal,
             flusher: Mutex::new(Some(handle)),
             report,
-            lock: Mutex::new(Some(lock)),
+            lock: Mutex::new(lock),
         }))
     }
 

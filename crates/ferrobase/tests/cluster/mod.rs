@@ -283,3 +283,17 @@ pub async fn wait_servers(conn: &ferrobase_client::Connection, n: usize) -> Resu
         }
     }
 }
+
+/// The address of the server holding `row` of `table`, per the master.
+pub async fn holder(
+    conn: &ferrobase_client::Connection,
+    table: &str,
+    row: &[u8],
+) -> Result<String> {
+    let d = conn.admin().describe(table).await?;
+    d.regions
+        .iter()
+        .find(|r| &r.start_key[..] <= row && (r.end_key.is_empty() || row < &r.end_key[..]))
+        .map(|r| r.server.clone())
+        .ok_or_else(|| anyhow::anyhow!("no region of {table} holds {row:?}"))
+}
