@@ -146,6 +146,8 @@ fn bad_input_is_explained() {
     );
     let (ok, _, err) = ferrobase(&["standalone", "--data-dir", "/tmp/x", "--root", "/tmp/y"]);
     assert!(!ok && err.contains("cannot be used with"), "{err}");
+    let (ok, _, err) = ferrobase(&["bench", "experiment", "regionservers", "--root", "gs://b/x"]);
+    assert!(!ok && err.contains("--root 'gs://b/x'"), "{err}");
 }
 
 #[test]
