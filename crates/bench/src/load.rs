@@ -16,7 +16,9 @@ use crate::target::{Stalls, Target};
 use crate::{BenchError, Result};
 use bytes::Bytes;
 use ferrobase_client::{Admin, RegionLocation, Table};
-use ferrobase_types::{Durability, FamilyDescriptor, RowMutation, TableDescriptor};
+use ferrobase_types::{
+    CellRun, CellType, Durability, FamilyDescriptor, LATEST_TIMESTAMP, RowMutation, TableDescriptor,
+};
 use ferrobase_workloads::GeneratedRow;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -178,23 +180,19 @@ struct ThreadResult {
 
 /// Builds the mutation of one generated row.
 pub fn mutation(g: &GeneratedRow, family: &Bytes, durability: Durability) -> RowMutation {
-    // One buffer for the row's qualifiers and values, sliced per cell: one
-    // allocation per row instead of two per cell (53 cells in `wide53`).
-    let total: usize = g.cells.iter().map(|(q, v)| q.len() + v.len()).sum();
-    let mut buf = Vec::with_capacity(total);
+    // The row's cells go into one run sized up front: one allocation per
+    // row, whatever its width (53 cells in `wide53`).
+    let total: usize = g
+        .cells
+        .iter()
+        .map(|(q, v)| CellRun::encoded_cell_len(q.len(), LATEST_TIMESTAMP, v.len()))
+        .sum();
+    let mut cells = CellRun::with_capacity(total);
     for (q, v) in &g.cells {
-        buf.extend_from_slice(q);
-        buf.extend_from_slice(v);
+        cells.push(q, LATEST_TIMESTAMP, CellType::Put, v);
     }
-    let buf = Bytes::from(buf);
     let mut m = RowMutation::new(Bytes::copy_from_slice(&g.row)).with_durability(durability);
-    m.mutations.reserve(g.cells.len());
-    let mut at = 0;
-    for (q, v) in &g.cells {
-        let (qe, ve) = (at + q.len(), at + q.len() + v.len());
-        m = m.put(family.clone(), buf.slice(at..qe), buf.slice(qe..ve));
-        at = ve;
-    }
+    m.push_family(family.clone(), cells);
     m
 }
 

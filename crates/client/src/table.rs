@@ -297,11 +297,7 @@ impl Table {
         amount: i64,
     ) -> Result<i64> {
         let (family, qualifier) = (family.into(), qualifier.into());
-        let m = RowMutation::new(row).put(
-            family.clone(),
-            qualifier.clone(),
-            amount.to_be_bytes().to_vec(),
-        );
+        let m = RowMutation::new(row).put(family.clone(), qualifier.clone(), amount.to_be_bytes());
         let r = self.read_modify_write(m, false).await?;
         let v = r
             .value(&family, &qualifier)

@@ -52,15 +52,22 @@ enum Workload {
     GetZipf,
     Scan,
     LoadGps60,
+    /// SEEDS 002's shapes: the same 751 value bytes per row as one cell
+    /// (`single53`) or 53 (`wide53`). Their ratio per engine shows what the
+    /// per-cell data model costs, whatever the server around it.
+    LoadSingle53,
+    LoadWide53,
 }
 
 impl Workload {
-    const ALL: [Workload; 5] = [
+    const ALL: [Workload; 7] = [
         Workload::LoadLog9,
         Workload::LoadLog9Fsync,
         Workload::GetZipf,
         Workload::Scan,
         Workload::LoadGps60,
+        Workload::LoadSingle53,
+        Workload::LoadWide53,
     ];
 
     fn name(self) -> &'static str {
@@ -70,6 +77,8 @@ impl Workload {
             Workload::GetZipf => "get-zipf",
             Workload::Scan => "scan",
             Workload::LoadGps60 => "load-gps60",
+            Workload::LoadSingle53 => "load-single53",
+            Workload::LoadWide53 => "load-wide53",
         }
     }
 
@@ -211,6 +220,7 @@ impl Run {
             Workload::LoadLog9Fsync => self.count(200_000),
             Workload::GetZipf => self.count(1_000_000),
             Workload::LoadGps60 => self.count(300_000),
+            Workload::LoadSingle53 | Workload::LoadWide53 => self.count(600_000),
         }
     }
 
@@ -244,6 +254,24 @@ impl Run {
                 w.name(),
                 "gps60",
                 Shape::Gps60,
+                rows,
+                1,
+                WalMode::Async,
+            ),
+            Workload::LoadSingle53 => self.load(
+                engine,
+                w.name(),
+                "single53",
+                Shape::Single53,
+                rows,
+                1,
+                WalMode::Async,
+            ),
+            Workload::LoadWide53 => self.load(
+                engine,
+                w.name(),
+                "wide53",
+                Shape::Wide53,
                 rows,
                 1,
                 WalMode::Async,

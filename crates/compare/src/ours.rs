@@ -37,13 +37,8 @@ impl KvEngine for Ours {
         };
         let family = Bytes::from_static(family);
         let mut m = RowMutation::new(Bytes::copy_from_slice(&row.row)).with_durability(durability);
-        m.mutations.reserve(row.cells.len());
         for (q, v) in &row.cells {
-            m = m.put(
-                family.clone(),
-                Bytes::copy_from_slice(q),
-                Bytes::copy_from_slice(v),
-            );
+            m = m.put(family.clone(), q, v);
         }
         self.region.mutate(m)?;
         Ok(())

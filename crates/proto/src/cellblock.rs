@@ -14,7 +14,7 @@
 //! never copies values (they are slices of the received buffer).
 
 use bytes::{BufMut, Bytes, BytesMut};
-use ferrobase_types::{Cell, CellType, Durability, Mutation, RowMutation};
+use ferrobase_types::{Cell, CellRun, CellType, Durability, RowMutation};
 
 /// A cell block that does not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -68,24 +68,6 @@ trait BlockCell {
     fn value(&self) -> &Bytes;
 }
 
-impl BlockCell for Mutation {
-    fn family(&self) -> &Bytes {
-        &self.family
-    }
-    fn qualifier(&self) -> &Bytes {
-        &self.qualifier
-    }
-    fn timestamp(&self) -> u64 {
-        self.timestamp
-    }
-    fn type_code(&self) -> u8 {
-        self.kind.code()
-    }
-    fn value(&self) -> &Bytes {
-        &self.value
-    }
-}
-
 impl BlockCell for Cell {
     fn family(&self) -> &Bytes {
         &self.family
@@ -124,17 +106,20 @@ fn put_row<C: BlockCell>(out: &mut BytesMut, row: &[u8], durability: u8, cells: 
     }
 }
 
-/// Encodes row mutations; consecutive mutations of one family share it.
+/// Encodes row mutations. A mutation's cells are already in the cell
+/// layout ([`CellRun`]), so each family group is one copy.
 pub fn encode_mutations<'a>(rows: impl IntoIterator<Item = &'a RowMutation>) -> Bytes {
     let mut out = BytesMut::new();
     for m in rows {
         out.reserve(m.encoded_size() + 8);
-        put_row(
-            &mut out,
-            &m.row,
-            durability_code(m.durability),
-            &m.mutations,
-        );
+        put_bytes(&mut out, &m.row);
+        out.put_u8(durability_code(m.durability));
+        put_varint(&mut out, m.families().len() as u64);
+        for f in m.families() {
+            put_bytes(&mut out, &f.family);
+            put_varint(&mut out, f.cells.len() as u64);
+            out.put_slice(f.cells.as_bytes());
+        }
     }
     out.freeze()
 }
@@ -295,8 +280,8 @@ fn intern_family(name: Bytes) -> Bytes {
 /// Decodes a mutation block.
 ///
 /// One pass straight into [`RowMutation`]s: this runs for every row a
-/// server receives, so it allocates one vector per row and nothing per cell
-/// (qualifiers and values are slices of the request buffer).
+/// server receives, so it checks each cell but builds nothing per cell:
+/// each family's cells stay one slice of the request buffer.
 pub fn decode_mutations(buf: Bytes) -> Result<Vec<RowMutation>, CellBlockError> {
     let mut r = Reader { buf, pos: 0 };
     let mut out = Vec::new();
@@ -309,21 +294,12 @@ pub fn decode_mutations(buf: Bytes) -> Result<Vec<RowMutation>, CellBlockError> 
         for _ in 0..nf {
             let family = intern_family(r.bytes()?);
             let nc = r.count()?;
-            m.mutations.reserve(nc);
-            for _ in 0..nc {
-                let qualifier = r.bytes()?;
-                let timestamp = r.varint()?;
-                let kind =
-                    CellType::from_code(r.byte()?).ok_or_else(|| r.err("unknown cell type"))?;
-                let value = r.bytes()?;
-                m.mutations.push(Mutation {
-                    family: family.clone(),
-                    qualifier,
-                    timestamp,
-                    kind,
-                    value,
-                });
-            }
+            let (cells, end) = CellRun::parse(&r.buf, r.pos, nc).map_err(|e| CellBlockError {
+                offset: e.offset,
+                what: e.what,
+            })?;
+            r.pos = end;
+            m.push_family(family, cells);
         }
         if out.capacity() == 0 {
             // Rows of one block are alike: size the vector from the first.

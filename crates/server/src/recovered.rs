@@ -13,7 +13,7 @@
 use crate::error::Result;
 use ferrobase_storage::Region;
 use ferrobase_storage::wal::split;
-use ferrobase_types::{Durability, Mutation, RowMutation};
+use ferrobase_types::{Durability, RowMutation};
 
 /// Rows applied per batch.
 const BATCH: usize = 256;
@@ -30,17 +30,9 @@ pub(crate) fn replay(region: &Region) -> Result<u64> {
         split::read_recovered(fs, file, &mut |edit| {
             let mut m = RowMutation::new(edit.row).with_durability(Durability::SyncWal);
             for fam in edit.families {
-                for c in fam.cells {
-                    m.mutations.push(Mutation {
-                        family: fam.family.clone(),
-                        qualifier: c.qualifier,
-                        timestamp: c.timestamp,
-                        kind: c.cell_type,
-                        value: c.value,
-                    });
-                }
+                m.push_family(fam.family, fam.cells);
             }
-            if m.mutations.is_empty() {
+            if m.is_empty() {
                 return Ok(());
             }
             batch.push(m);

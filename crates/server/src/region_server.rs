@@ -339,34 +339,34 @@ impl RegionServer {
         let _guard = self.locks.lock(region, &m.row);
         let mut out = RowMutation::new(m.row.clone()).with_durability(m.durability);
         let mut read = Get::new(m.row.clone());
-        for c in &m.mutations {
+        for c in m.mutations() {
             if c.kind != CellType::Put {
                 return Err(ServerError::new(
                     ErrorCode::InvalidRequest,
                     "increment and append take only puts",
                 ));
             }
-            read.add_column(c.family.clone(), c.qualifier.clone());
+            read.add_column(c.family.clone(), Bytes::copy_from_slice(c.qualifier));
         }
         let current = r.get(&read)?;
-        for c in &m.mutations {
+        for c in m.mutations() {
             let old = current
                 .iter()
                 .find(|x| x.family == c.family && x.qualifier == c.qualifier)
                 .map(|x| x.value.clone());
             let new: Bytes = if append {
                 let mut v = old.map(|o| o.to_vec()).unwrap_or_default();
-                v.extend_from_slice(&c.value);
+                v.extend_from_slice(c.value);
                 v.into()
             } else {
-                let amount = be_i64(&c.value, "amount")?;
+                let amount = be_i64(c.value, "amount")?;
                 let base = match old {
                     Some(o) => be_i64(&o, "stored value")?,
                     None => 0,
                 };
                 Bytes::copy_from_slice(&base.wrapping_add(amount).to_be_bytes())
             };
-            out = out.put(c.family.clone(), c.qualifier.clone(), new);
+            out = out.put(c.family.clone(), c.qualifier, new);
         }
         r.mutate(out)?;
         let cells = r.get(&read)?;

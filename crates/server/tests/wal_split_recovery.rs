@@ -23,7 +23,7 @@ fn a_dead_servers_wal_is_replayed_by_the_new_owner() {
     let put = |row: &str, v: &str| {
         RowMutation::new(row.to_string())
             .with_durability(Durability::SyncWal)
-            .put_at("f", "q", 10, v.to_string())
+            .put_at("f", "q", 10, v)
     };
 
     let a = RegionServer::open_dirs(&data, &wal_a, Settings::default()).unwrap();

@@ -51,7 +51,7 @@ pub use stats::WalStats;
 use crate::error::Result;
 use crate::fs::{LocalFs, Storage};
 use bytes::Bytes;
-use ferrobase_types::{CellType, Durability};
+use ferrobase_types::Durability;
 use parking_lot::Mutex;
 use stats::Counters;
 use std::path::Path;
@@ -90,21 +90,9 @@ pub struct WalEdit {
     pub families: Vec<WalFamily>,
 }
 
-/// The cells of one family in a [`WalEdit`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WalFamily {
-    pub family: Bytes,
-    pub cells: Vec<WalCell>,
-}
-
-/// One cell; row and family come from the enclosing edit and family.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WalCell {
-    pub qualifier: Bytes,
-    pub timestamp: u64,
-    pub cell_type: CellType,
-    pub value: Bytes,
-}
+/// The cells of one family in a [`WalEdit`]: the same encoded run a row
+/// mutation carries, so a write moves its cells into the edit whole.
+pub use ferrobase_types::FamilyCells as WalFamily;
 
 /// The process's write-ahead log. See the module docs.
 pub struct Wal {

@@ -406,8 +406,8 @@ fn the_engine_runs_on_s3_and_recovers_from_its_wal() {
 
 #[test]
 fn a_fenced_writers_late_batch_neither_survives_nor_blocks_the_split() {
-    use ferrobase_storage::wal::{Wal, WalCell, WalEdit, WalFamily, WalOptions, split};
-    use ferrobase_types::{CellType, Durability};
+    use ferrobase_storage::wal::{Wal, WalEdit, WalFamily, WalOptions, split};
+    use ferrobase_types::{CellRun, CellType, Durability};
 
     let moto = MotoServer::start();
     let fs = fs::from_url(&moto.url("fence")).unwrap();
@@ -417,12 +417,7 @@ fn a_fenced_writers_late_batch_neither_survives_nor_blocks_the_split() {
         row: format!("row-{seq}").into(),
         families: vec![WalFamily {
             family: "f".into(),
-            cells: vec![WalCell {
-                qualifier: "q".into(),
-                timestamp: seq,
-                cell_type: CellType::Put,
-                value: "v".into(),
-            }],
+            cells: CellRun::single(b"q", seq, CellType::Put, b"v"),
         }],
     };
     let wal = Wal::open_on(fs.clone(), p("wal/rs1"), WalOptions::default()).unwrap();

@@ -5,8 +5,8 @@
 
 use bytes::Bytes;
 use ferrobase_storage::StorageError;
-use ferrobase_storage::wal::{Wal, WalCell, WalEdit, WalFamily, WalOptions};
-use ferrobase_types::{CellType, Durability};
+use ferrobase_storage::wal::{Wal, WalEdit, WalFamily, WalOptions};
+use ferrobase_types::{CellRun, CellType, Durability};
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::{BTreeMap, BTreeSet};
@@ -32,14 +32,18 @@ fn edit(region_id: u64, seq: u64, cells: usize) -> WalEdit {
         row: Bytes::from(format!("row-{region_id}-{seq:06}")),
         families: vec![WalFamily {
             family: Bytes::from_static(b"cf"),
-            cells: (0..cells)
-                .map(|i| WalCell {
-                    qualifier: Bytes::from(format!("q{i}")),
-                    timestamp: 1_000 + seq,
-                    cell_type: types[(seq as usize + i) % types.len()],
-                    value: Bytes::from(format!("v-{region_id}-{seq}-{i}")),
-                })
-                .collect(),
+            cells: {
+                let mut run = CellRun::new();
+                for i in 0..cells {
+                    run.push(
+                        format!("q{i}").as_bytes(),
+                        1_000 + seq,
+                        types[(seq as usize + i) % types.len()],
+                        format!("v-{region_id}-{seq}-{i}").as_bytes(),
+                    );
+                }
+                run
+            },
         }],
     }
 }

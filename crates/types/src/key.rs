@@ -206,7 +206,7 @@ pub fn compare_column(a: &[u8], b: &[u8]) -> Ordering {
 /// bytes, where a loop beats a call into `memcmp` (the memstore insert of
 /// a 53-column row makes ~300 of these comparisons).
 #[inline]
-fn short_cmp(a: &[u8], b: &[u8]) -> Ordering {
+pub fn short_cmp(a: &[u8], b: &[u8]) -> Ordering {
     if a.len().min(b.len()) > 16 {
         return a.cmp(b);
     }

@@ -2,7 +2,7 @@
 //!
 //! This crate owns the vocabulary: a [`Cell`] and the encoded [`key`] that
 //! orders cells the way HBase does, [`Mutation`]s grouped into an atomic
-//! [`RowMutation`], [`Durability`], the table and column-family
+//! [`RowMutation`] (kept as encoded [`CellRun`]s), [`Durability`], the table and column-family
 //! [`descriptor`]s with every HBase attribute, the process [`Settings`] with
 //! HBase's names and defaults, and the `\xNN` byte notation of HBase's
 //! `Bytes.toStringBinary`.
@@ -12,6 +12,7 @@
 
 pub mod binary;
 pub mod cell;
+pub mod cell_run;
 pub mod descriptor;
 pub mod durability;
 pub mod key;
@@ -19,10 +20,11 @@ pub mod mutation;
 pub mod settings;
 
 pub use cell::{Cell, CellType, LATEST_TIMESTAMP};
+pub use cell_run::{CellRun, RunCell};
 pub use descriptor::{
     BloomType, Compression, DataBlockEncoding, DescriptorError, FamilyDescriptor, KeepDeletedCells,
     TableDescriptor,
 };
 pub use durability::Durability;
-pub use mutation::{Mutation, MutationError, RowMutation};
+pub use mutation::{FamilyCells, Mutation, MutationError, RowMutation};
 pub use settings::{Settings, SettingsError};

@@ -2,26 +2,41 @@
 //!
 //! A [`RowMutation`] is HBase's `Put`, `Delete` and `RowMutations` in one
 //! type: any mix of puts and deletes on one row, applied atomically (all
-//! cells get one sequence id and become visible together). This module owns
-//! validation of client input (empty row, oversize row/family/cell); it
-//! never assigns timestamps or sequence ids (the region does).
+//! cells get one sequence id and become visible together). Its cells are
+//! kept per family as encoded [`CellRun`]s, the layout of the wire and the
+//! WAL, so a wide row moves between client, wire and server as a few
+//! buffers instead of a struct and three shared buffers per cell. This
+//! module owns validation of client input (empty row, oversize
+//! row/family/cell); it never assigns timestamps or sequence ids (the
+//! region does).
 
 use crate::cell::{CellType, LATEST_TIMESTAMP};
+use crate::cell_run::{CellRun, RunCell};
 use crate::durability::Durability;
 use crate::key::{MAX_FAMILY_LEN, MAX_ROW_LEN};
 use bytes::Bytes;
 
-/// One change to one column (or, for family deletes, one family).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Mutation {
-    pub family: Bytes,
+/// One change to one column (or, for family deletes, one family), borrowed
+/// from its [`RowMutation`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mutation<'a> {
+    pub family: &'a Bytes,
     /// Empty for `DeleteFamily` and `DeleteFamilyVersion`.
-    pub qualifier: Bytes,
+    pub qualifier: &'a [u8],
     /// [`LATEST_TIMESTAMP`] means "assigned by the server".
     pub timestamp: u64,
     pub kind: CellType,
     /// Empty for deletes.
-    pub value: Bytes,
+    pub value: &'a [u8],
+}
+
+/// The cells of one family in a [`RowMutation`]. A mutation may hold two
+/// groups of one family (puts to `a`, then `b`, then `a` again); the
+/// region merges them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FamilyCells {
+    pub family: Bytes,
+    pub cells: CellRun,
 }
 
 /// Everything wrong a client can send in a mutation.
@@ -47,8 +62,8 @@ pub enum MutationError {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RowMutation {
     pub row: Bytes,
-    pub mutations: Vec<Mutation>,
     pub durability: Durability,
+    families: Vec<FamilyCells>,
 }
 
 impl RowMutation {
@@ -56,8 +71,68 @@ impl RowMutation {
     pub fn new(row: impl Into<Bytes>) -> RowMutation {
         RowMutation {
             row: row.into(),
-            mutations: Vec::new(),
             durability: Durability::UseDefault,
+            families: Vec::new(),
+        }
+    }
+
+    /// The cells, one group per run of consecutive cells of one family.
+    pub fn families(&self) -> &[FamilyCells] {
+        &self.families
+    }
+
+    /// Moves row, durability and family groups out.
+    pub fn into_parts(self) -> (Bytes, Durability, Vec<FamilyCells>) {
+        (self.row, self.durability, self.families)
+    }
+
+    /// Every cell, in the order added.
+    pub fn mutations(&self) -> impl Iterator<Item = Mutation<'_>> {
+        self.families.iter().flat_map(|f| {
+            f.cells.iter().map(move |c: RunCell<'_>| Mutation {
+                family: &f.family,
+                qualifier: c.qualifier,
+                timestamp: c.timestamp,
+                kind: c.kind,
+                value: c.value,
+            })
+        })
+    }
+
+    /// Number of cells.
+    pub fn len(&self) -> usize {
+        self.families.iter().map(|f| f.cells.len()).sum()
+    }
+
+    /// True when the mutation has no cell.
+    pub fn is_empty(&self) -> bool {
+        self.families.iter().all(|f| f.cells.is_empty())
+    }
+
+    /// Appends a group of cells of `family` (decoders; the group may be
+    /// empty, which validation then refuses if nothing else is there).
+    pub fn push_family(&mut self, family: Bytes, cells: CellRun) {
+        self.families.push(FamilyCells { family, cells });
+    }
+
+    /// Appends one cell; consecutive cells of one family share a group.
+    pub fn push(
+        &mut self,
+        family: Bytes,
+        qualifier: &[u8],
+        timestamp: u64,
+        kind: CellType,
+        value: &[u8],
+    ) {
+        match self.families.last_mut() {
+            Some(last) if last.family == family => {
+                last.cells.push(qualifier, timestamp, kind, value);
+            }
+            _ => {
+                let mut cells = CellRun::new();
+                cells.push(qualifier, timestamp, kind, value);
+                self.families.push(FamilyCells { family, cells });
+            }
         }
     }
 
@@ -71,8 +146,8 @@ impl RowMutation {
     pub fn put(
         self,
         family: impl Into<Bytes>,
-        qualifier: impl Into<Bytes>,
-        value: impl Into<Bytes>,
+        qualifier: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
     ) -> Self {
         self.put_at(family, qualifier, LATEST_TIMESTAMP, value)
     }
@@ -81,17 +156,17 @@ impl RowMutation {
     pub fn put_at(
         mut self,
         family: impl Into<Bytes>,
-        qualifier: impl Into<Bytes>,
+        qualifier: impl AsRef<[u8]>,
         timestamp: u64,
-        value: impl Into<Bytes>,
+        value: impl AsRef<[u8]>,
     ) -> Self {
-        self.mutations.push(Mutation {
-            family: family.into(),
-            qualifier: qualifier.into(),
+        self.push(
+            family.into(),
+            qualifier.as_ref(),
             timestamp,
-            kind: CellType::Put,
-            value: value.into(),
-        });
+            CellType::Put,
+            value.as_ref(),
+        );
         self
     }
 
@@ -100,10 +175,16 @@ impl RowMutation {
     pub fn delete_version(
         mut self,
         family: impl Into<Bytes>,
-        qualifier: impl Into<Bytes>,
+        qualifier: impl AsRef<[u8]>,
         timestamp: u64,
     ) -> Self {
-        self.push_delete(family.into(), qualifier.into(), timestamp, CellType::Delete);
+        self.push(
+            family.into(),
+            qualifier.as_ref(),
+            timestamp,
+            CellType::Delete,
+            b"",
+        );
         self
     }
 
@@ -111,48 +192,35 @@ impl RowMutation {
     pub fn delete_column(
         mut self,
         family: impl Into<Bytes>,
-        qualifier: impl Into<Bytes>,
+        qualifier: impl AsRef<[u8]>,
         timestamp: u64,
     ) -> Self {
-        self.push_delete(
+        self.push(
             family.into(),
-            qualifier.into(),
+            qualifier.as_ref(),
             timestamp,
             CellType::DeleteColumn,
+            b"",
         );
         self
     }
 
     /// Adds a delete of every column of a family at or below `timestamp`.
     pub fn delete_family(mut self, family: impl Into<Bytes>, timestamp: u64) -> Self {
-        self.push_delete(
-            family.into(),
-            Bytes::new(),
-            timestamp,
-            CellType::DeleteFamily,
-        );
+        self.push(family.into(), b"", timestamp, CellType::DeleteFamily, b"");
         self
     }
 
     /// Adds a delete of exactly `timestamp` in every column of a family.
     pub fn delete_family_version(mut self, family: impl Into<Bytes>, timestamp: u64) -> Self {
-        self.push_delete(
+        self.push(
             family.into(),
-            Bytes::new(),
+            b"",
             timestamp,
             CellType::DeleteFamilyVersion,
+            b"",
         );
         self
-    }
-
-    fn push_delete(&mut self, family: Bytes, qualifier: Bytes, timestamp: u64, kind: CellType) {
-        self.mutations.push(Mutation {
-            family,
-            qualifier,
-            timestamp,
-            kind,
-            value: Bytes::new(),
-        });
     }
 
     /// Bytes this mutation takes on the wire and in the WAL, roughly: the row
@@ -162,15 +230,33 @@ impl RowMutation {
         self.row.len()
             + 4
             + self
-                .mutations
+                .families
                 .iter()
-                .map(|m| m.family.len() + m.qualifier.len() + m.value.len() + 12)
+                .map(|f| f.family.len() + 4 + f.cells.as_bytes().len())
                 .sum::<usize>()
     }
 
     /// Checks client input. `max_cell_size` is `hbase.client.keyvalue.maxsize`
     /// (0 disables the check, as in HBase).
     pub fn validate(&self, max_cell_size: usize) -> Result<(), MutationError> {
+        self.validate_row()?;
+        for m in self.mutations() {
+            check_cell(
+                self.row.len(),
+                m.family.len(),
+                m.qualifier,
+                m.timestamp,
+                m.value,
+                max_cell_size,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The checks of [`validate`](Self::validate) on the row and its
+    /// families, for a caller that checks each cell itself (with
+    /// [`check_cell`]) in a pass it makes anyway.
+    pub fn validate_row(&self) -> Result<(), MutationError> {
         if self.row.is_empty() {
             return Err(MutationError::EmptyRow);
         }
@@ -179,35 +265,47 @@ impl RowMutation {
                 len: self.row.len(),
             });
         }
-        if self.mutations.is_empty() {
+        if self.is_empty() {
             return Err(MutationError::NoCells);
         }
-        for m in &self.mutations {
-            if m.family.is_empty() {
+        for f in &self.families {
+            if f.cells.is_empty() {
+                continue;
+            }
+            if f.family.is_empty() {
                 return Err(MutationError::EmptyFamily);
             }
-            if m.family.len() > MAX_FAMILY_LEN {
+            if f.family.len() > MAX_FAMILY_LEN {
                 return Err(MutationError::FamilyTooLong {
-                    len: m.family.len(),
-                });
-            }
-            if m.timestamp > LATEST_TIMESTAMP {
-                return Err(MutationError::BadTimestamp(m.timestamp));
-            }
-            let size = self.row.len()
-                + m.family.len()
-                + m.qualifier.len()
-                + m.value.len()
-                + crate::key::KEY_OVERHEAD;
-            if max_cell_size > 0 && size > max_cell_size {
-                return Err(MutationError::CellTooLarge {
-                    size,
-                    max: max_cell_size,
+                    len: f.family.len(),
                 });
             }
         }
         Ok(())
     }
+}
+
+/// The per-cell checks of [`RowMutation::validate`]: a timestamp below
+/// 2^63 and a cell no larger than `max_cell_size` (0: unlimited).
+pub fn check_cell(
+    row_len: usize,
+    family_len: usize,
+    qualifier: &[u8],
+    timestamp: u64,
+    value: &[u8],
+    max_cell_size: usize,
+) -> Result<(), MutationError> {
+    if timestamp > LATEST_TIMESTAMP {
+        return Err(MutationError::BadTimestamp(timestamp));
+    }
+    let size = row_len + family_len + qualifier.len() + value.len() + crate::key::KEY_OVERHEAD;
+    if max_cell_size > 0 && size > max_cell_size {
+        return Err(MutationError::CellTooLarge {
+            size,
+            max: max_cell_size,
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -251,7 +349,7 @@ mod tests {
             .delete_column("f", "c", 5)
             .delete_family("g", 7)
             .delete_family_version("g", 8);
-        let kinds: Vec<_> = m.mutations.iter().map(|x| x.kind).collect();
+        let kinds: Vec<_> = m.mutations().map(|x| x.kind).collect();
         assert_eq!(
             kinds,
             vec![

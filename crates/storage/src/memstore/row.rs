@@ -137,8 +137,8 @@ fn sorted_new_row(arena: &Bytes, idx: u32, cells: &[ArenaCell], seq: u64) -> Opt
     // Stable: among identical keys the later cell of the mutation comes
     // last, and wins below.
     keyed.sort_by(|(a, _), (b, _)| {
-        a.0.cmp(b.0)
-            .then_with(|| a.1.cmp(b.1))
+        key::short_cmp(a.0, b.0)
+            .then_with(|| key::short_cmp(a.1, b.1))
             .then_with(|| b.2.cmp(&a.2))
             .then_with(|| b.3.cmp(&a.3))
     });

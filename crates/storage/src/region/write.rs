@@ -4,8 +4,9 @@
 use super::{Region, Store};
 use crate::error::{Result, StorageError};
 use crate::memstore::MemStoreSet;
-use crate::wal::{WalCell, WalEdit, WalFamily};
+use crate::wal::{WalEdit, WalFamily};
 use bytes::Bytes;
+use ferrobase_types::mutation::check_cell;
 use ferrobase_types::{CellType, Durability, LATEST_TIMESTAMP, RowMutation, key};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -26,22 +27,19 @@ impl Region {
     /// move into the WAL edit instead of being shared.
     pub fn mutate_owned(&self, mutations: Vec<RowMutation>) -> Result<()> {
         self.check_open()?;
-        let max_cell = self.shared.settings().keyvalue_max_size;
         for m in &mutations {
-            m.validate(max_cell)?;
+            // Cells are checked in `build_edit`'s pass, before anything is
+            // logged or applied.
+            m.validate_row()?;
             if !self.info.contains_row(&m.row) {
                 return Err(StorageError::WrongRegion {
                     region: self.info.name(),
                     row: ferrobase_types::binary::to_string_binary(&m.row),
                 });
             }
-            // A row's cells come grouped by family: look each family up once.
-            let mut checked: &[u8] = &[];
-            for c in &m.mutations {
-                if c.family[..] != *checked {
-                    self.store_index(&c.family)?;
-                    checked = &c.family;
-                }
+            // A row's cells come grouped by family: look each group up once.
+            for f in m.families() {
+                self.store_index(&f.family)?;
             }
         }
         if mutations.is_empty() {
@@ -119,43 +117,49 @@ impl Region {
         Ok(())
     }
 
-    /// Resolves timestamps and groups cells by family.
+    /// Resolves timestamps and merges groups of one family. A group whose
+    /// cells all carry timestamps moves into the edit as it is (a slice of
+    /// the request); one with server-assigned timestamps is re-encoded once,
+    /// a copy of its bytes with nothing allocated per cell.
     fn build_edit(&self, m: RowMutation, now: u64) -> Result<WalEdit> {
+        let max_cell = self.shared.settings().keyvalue_max_size;
+        let (row, _, groups) = m.into_parts();
         let mut families: Vec<WalFamily> = Vec::new();
-        for c in m.mutations {
-            let mut ts = c.timestamp;
-            if ts == LATEST_TIMESTAMP {
-                ts = if c.kind == CellType::Delete {
-                    // HBase's Delete of "the latest version": find it now.
-                    self.latest_timestamp(&m.row, &c.family, &c.qualifier)?
-                        .unwrap_or(now)
-                } else {
-                    now
-                };
+        for group in groups {
+            if group.cells.is_empty() {
+                continue;
             }
-            let cell = WalCell {
-                qualifier: c.qualifier,
-                timestamp: ts,
-                cell_type: c.kind,
-                value: c.value,
-            };
-            // Cells come grouped by family: try the last family first.
-            let slot = match families.last_mut() {
-                Some(f) if f.family == c.family => Some(f),
-                _ => families.iter_mut().find(|f| f.family == c.family),
-            };
-            match slot {
-                Some(f) => f.cells.push(cell),
+            let resolved = group.cells.map_timestamps(|c| -> Result<u64> {
+                check_cell(
+                    row.len(),
+                    group.family.len(),
+                    c.qualifier,
+                    c.timestamp,
+                    c.value,
+                    max_cell,
+                )?;
+                Ok(match (c.timestamp, c.kind) {
+                    // HBase's Delete of "the latest version": find it now.
+                    (LATEST_TIMESTAMP, CellType::Delete) => self
+                        .latest_timestamp(&row, &group.family, c.qualifier)?
+                        .unwrap_or(now),
+                    (LATEST_TIMESTAMP, _) => now,
+                    (ts, _) => ts,
+                })
+            })?;
+            let cells = resolved.unwrap_or(group.cells);
+            match families.iter_mut().find(|f| f.family == group.family) {
+                Some(f) => f.cells.extend(&cells),
                 None => families.push(WalFamily {
-                    family: c.family,
-                    cells: vec![cell],
+                    family: group.family,
+                    cells,
                 }),
             }
         }
         Ok(WalEdit {
             region_id: self.info.id,
             seq: 0,
-            row: m.row,
+            row,
             families,
         })
     }
@@ -164,10 +168,10 @@ impl Region {
         &self,
         row: &Bytes,
         family: &Bytes,
-        qualifier: &Bytes,
+        qualifier: &[u8],
     ) -> Result<Option<u64>> {
         let mut get = super::Get::new(row.clone());
-        get.add_column(family.clone(), qualifier.clone());
+        get.add_column(family.clone(), Bytes::copy_from_slice(qualifier));
         Ok(self.get(&get)?.first().map(|c| c.timestamp))
     }
 
@@ -242,29 +246,20 @@ pub(crate) fn insert_edit(stores: &[Store], active: &MemStoreSet, edit: &WalEdit
         let Some(memstore) = active.stores.get(idx) else {
             continue;
         };
-        let size: usize = edit.row.len()
-            + fam
-                .cells
-                .iter()
-                .map(|c| {
-                    key::KEY_OVERHEAD - 2 + fam.family.len() + c.qualifier.len() + c.value.len()
-                })
-                .sum::<usize>();
+        // A run cell's bytes bound its qualifier and value; each column key
+        // adds the family and the fixed key fields.
+        let size = edit.row.len()
+            + fam.cells.as_bytes().len()
+            + fam.cells.len() * (key::KEY_OVERHEAD - 2 + fam.family.len());
         let mut arena = Vec::with_capacity(size);
         arena.extend_from_slice(&edit.row);
         let mut cells = Vec::with_capacity(fam.cells.len());
         let (mut lo, mut hi) = (u64::MAX, 0);
         for c in &fam.cells {
             let start = arena.len();
-            key::encode_column_into(
-                &mut arena,
-                &fam.family,
-                &c.qualifier,
-                c.timestamp,
-                c.cell_type,
-            );
+            key::encode_column_into(&mut arena, &fam.family, c.qualifier, c.timestamp, c.kind);
             let key_len = arena.len() - start;
-            arena.extend_from_slice(&c.value);
+            arena.extend_from_slice(c.value);
             cells.push((start as u32, key_len as u32, c.value.len() as u32));
             lo = lo.min(c.timestamp);
             hi = hi.max(c.timestamp);

@@ -3,10 +3,10 @@
 //! failure stays replayable.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use super::{Wal, WalCell, WalEdit, WalFamily, WalOptions};
+use super::{Wal, WalEdit, WalFamily, WalOptions};
 use crate::error::StorageError;
 use bytes::Bytes;
-use ferrobase_types::{CellType, Durability};
+use ferrobase_types::{CellRun, CellType, Durability};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -18,12 +18,7 @@ fn edit(region_id: u64, seq: u64) -> WalEdit {
         row: Bytes::from(format!("row-{seq}")),
         families: vec![WalFamily {
             family: Bytes::from_static(b"f"),
-            cells: vec![WalCell {
-                qualifier: Bytes::from_static(b"q"),
-                timestamp: seq,
-                cell_type: CellType::Put,
-                value: Bytes::from(vec![7u8; 100]),
-            }],
+            cells: CellRun::single(b"q", seq, CellType::Put, &[7u8; 100]),
         }],
     }
 }

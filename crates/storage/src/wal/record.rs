@@ -16,10 +16,10 @@
 //! count is bounded by the bytes left, so garbage costs no allocation.
 //! Row and family are written once per edit, never per cell (DESIGN rule 6).
 
-use super::{WalCell, WalEdit, WalFamily};
+use super::{WalEdit, WalFamily};
 use crate::codec::{Cursor, put_varint};
 use bytes::Bytes;
-use ferrobase_types::CellType;
+use ferrobase_types::{CellRun, CellType};
 
 /// First byte of every record. Not 0x00 (zero-filled tails) nor 0xFF.
 pub(crate) const MARKER: u8 = 0xA7;
@@ -55,10 +55,10 @@ pub(crate) fn encode(edit: &WalEdit, out: &mut Vec<u8>) -> Result<(), TooLarge> 
         put_bytes(out, &fam.family);
         put_varint(out, fam.cells.len() as u64);
         for cell in &fam.cells {
-            out.push(cell.cell_type.code());
-            put_bytes(out, &cell.qualifier);
+            out.push(cell.kind.code());
+            put_bytes(out, cell.qualifier);
             put_varint(out, cell.timestamp);
-            put_bytes(out, &cell.value);
+            put_bytes(out, cell.value);
         }
     }
     let payload_start = start + FRAME_HEADER_LEN;
@@ -76,17 +76,16 @@ pub(crate) fn encode(edit: &WalEdit, out: &mut Vec<u8>) -> Result<(), TooLarge> 
 }
 
 /// An upper bound of a record's size (every varint counted at its widest),
-/// so encoding reserves once instead of growing per field.
+/// so encoding reserves once instead of growing per field. A cell takes
+/// exactly its run's bytes (same fields, another order).
 fn max_encoded_len(edit: &WalEdit) -> usize {
     const V: usize = 10;
-    let cells: usize = edit
+    let families: usize = edit
         .families
         .iter()
-        .flat_map(|f| &f.cells)
-        .map(|c| 1 + 3 * V + c.qualifier.len() + c.value.len())
+        .map(|f| 2 * V + f.family.len() + f.cells.as_bytes().len())
         .sum();
-    let families: usize = edit.families.iter().map(|f| 2 * V + f.family.len()).sum();
-    FRAME_HEADER_LEN + 4 * V + edit.row.len() + families + cells
+    FRAME_HEADER_LEN + 4 * V + edit.row.len() + families
 }
 
 fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
@@ -179,8 +178,9 @@ pub(crate) fn validate(payload: &[u8]) -> Option<(u64, u64)> {
     c.is_empty().then_some((region, seq))
 }
 
-/// Decodes a payload into an edit whose byte fields share `payload`'s
-/// buffer (one allocation per edit, none per cell). `None` if malformed.
+/// Decodes a payload into an edit whose row and families share `payload`'s
+/// buffer; each family's cells are copied into one run (replay and split
+/// only, never the write path). `None` if malformed.
 pub(crate) fn decode(payload: &Bytes) -> Option<WalEdit> {
     let mut c = Cursor::new(payload);
     let region_id = c.varint()?;
@@ -191,18 +191,13 @@ pub(crate) fn decode(payload: &Bytes) -> Option<WalEdit> {
     for _ in 0..nfam {
         let family = slice(payload, c.len_prefixed()?);
         let ncells = c.len(c.remaining() / MIN_CELL)?;
-        let mut cells = Vec::with_capacity(ncells);
+        let mut cells = CellRun::new();
         for _ in 0..ncells {
             let cell_type = CellType::from_code(c.u8()?)?;
-            let qualifier = slice(payload, c.len_prefixed()?);
+            let qualifier = c.len_prefixed()?;
             let timestamp = c.varint()?;
-            let value = slice(payload, c.len_prefixed()?);
-            cells.push(WalCell {
-                qualifier,
-                timestamp,
-                cell_type,
-                value,
-            });
+            let value = c.len_prefixed()?;
+            cells.push(qualifier, timestamp, cell_type, value);
         }
         families.push(WalFamily { family, cells });
     }
@@ -240,18 +235,22 @@ mod tests {
             families: vec![
                 WalFamily {
                     family: Bytes::from_static(b"cf"),
-                    cells: (0..cells)
-                        .map(|i| WalCell {
-                            qualifier: Bytes::from(format!("q{i}")),
-                            timestamp: 1_700_000_000_000 + i as u64,
-                            cell_type: types[i % types.len()],
-                            value: Bytes::from(vec![i as u8; i * 3]),
-                        })
-                        .collect(),
+                    cells: {
+                        let mut run = CellRun::new();
+                        for i in 0..cells {
+                            run.push(
+                                format!("q{i}").as_bytes(),
+                                1_700_000_000_000 + i as u64,
+                                types[i % types.len()],
+                                &vec![i as u8; i * 3],
+                            );
+                        }
+                        run
+                    },
                 },
                 WalFamily {
                     family: Bytes::from_static(b"empty"),
-                    cells: vec![],
+                    cells: CellRun::new(),
                 },
             ],
         }

@@ -241,9 +241,9 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use crate::fs::LocalFs;
+    use crate::wal::WalFamily;
     use crate::wal::{Wal, WalOptions};
-    use crate::wal::{WalCell, WalFamily};
-    use ferrobase_types::{CellType, Durability};
+    use ferrobase_types::{CellRun, CellType, Durability};
 
     fn edit(region_id: u64, seq: u64) -> WalEdit {
         WalEdit {
@@ -252,12 +252,7 @@ mod tests {
             row: Bytes::from(format!("row-{seq}")),
             families: vec![WalFamily {
                 family: Bytes::from_static(b"f"),
-                cells: vec![WalCell {
-                    qualifier: Bytes::from_static(b"q"),
-                    timestamp: seq,
-                    cell_type: CellType::Put,
-                    value: Bytes::from_static(b"v"),
-                }],
+                cells: CellRun::single(b"q", seq, CellType::Put, b"v"),
             }],
         }
     }
