@@ -15,9 +15,14 @@ fi
 missing=()
 command -v etcd >/dev/null || missing+=(etcd-server)
 # S3 storage: the tests start a real S3 API, moto's server, installed with
-# pip into .venv (crates/storage/src/fs/s3/testing.rs finds it there);
-# Debian's python3 makes venvs only with python3-venv.
-if [ ! -x .venv/bin/moto_server ]; then
+# pip into .venv (crates/storage/src/fs/s3/testing.rs finds it there); the
+# Thrift gateway tests run real happybase from the same .venv
+# (crates/thrift/tests/happybase.rs). Debian's python3 makes venvs only
+# with python3-venv.
+venv_ready() {
+  [ -x .venv/bin/moto_server ] && .venv/bin/python -c 'import happybase' >/dev/null 2>&1
+}
+if ! venv_ready; then
   command -v python3 >/dev/null || missing+=(python3)
   python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
 fi
@@ -28,10 +33,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"
 fi
-if [ ! -x .venv/bin/moto_server ]; then
-  echo "== installing moto (S3 server for the storage tests) into .venv"
-  python3 -m venv .venv
-  .venv/bin/pip install -q 'moto[server]'
+if ! venv_ready; then
+  echo "== installing moto (S3 server for the storage tests) and happybase (Thrift gateway tests) into .venv"
+  [ -x .venv/bin/python ] || python3 -m venv .venv
+  .venv/bin/pip install -q --upgrade 'moto[server]' happybase
 fi
 
 # A one-off build gains nothing from incremental state (8 GB of it for this

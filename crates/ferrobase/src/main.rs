@@ -15,6 +15,7 @@ mod regionserver_cmd;
 mod shell_cmd;
 mod standalone;
 mod storefile_cmd;
+mod thrift_cmd;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -43,6 +44,9 @@ enum Command {
     /// The HBase shell: `create`, `put`, `get`, `scan`, … against a server;
     /// interactive, or `-e "cmd; cmd"`, a script FILE, or standard input.
     Shell(shell_cmd::ShellArgs),
+    /// HBase's Thrift1 gateway (`hbase thrift start`) for happybase and
+    /// other HBase Thrift clients; prints the address it listens on.
+    Thrift(thrift_cmd::ThriftArgs),
     /// Benchmarks: the seeds' load tool, seed experiments, YCSB workloads.
     Bench(ferrobase_bench::cli::BenchArgs),
     /// Inspect a store file (like `hbase hfile`).
@@ -92,6 +96,7 @@ fn main() -> ExitCode {
         Command::Master(args) => master_cmd::run(args),
         Command::Regionserver(args) => regionserver_cmd::run(args),
         Command::Shell(args) => shell_cmd::run(args),
+        Command::Thrift(args) => thrift_cmd::run(args),
         Command::Bench(args) => bench_cmd::run(args),
         Command::Storefile { command } => match command {
             StorefileCommand::Meta { file } => storefile_cmd::meta(&file),

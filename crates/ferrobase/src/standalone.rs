@@ -36,11 +36,16 @@ pub struct StandaloneArgs {
     /// Address to bind.
     #[arg(long, default_value = "127.0.0.1")]
     bind: IpAddr,
+    /// Also run the HBase Thrift1 gateway (happybase) on this port, on the
+    /// same address (`ferrobase thrift` runs it as its own process).
+    #[arg(long, value_name = "PORT")]
+    thrift_port: Option<u16>,
 }
 
 /// Runs until Ctrl-C or SIGTERM.
 pub fn run(args: StandaloneArgs) -> anyhow::Result<()> {
     let settings = crate::config::load(args.config.as_deref(), &args.set)?;
+    let settings_for_thrift = settings.clone();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("ferrobase-rpc")
@@ -66,20 +71,52 @@ pub fn run(args: StandaloneArgs) -> anyhow::Result<()> {
             (None, None) => anyhow::bail!("give --data-dir DIR or --root URL"),
         };
         let server = server.with_context(|| format!("starting standalone on {place}"))?;
+        let gateway = match args.thrift_port {
+            None => None,
+            Some(port) => {
+                let bind = SocketAddr::new(args.bind, port);
+                match start_thrift(server.addr(), settings_for_thrift, bind).await {
+                    Ok(g) => Some(g),
+                    Err(e) => {
+                        let _ = server.stop().await;
+                        return Err(e);
+                    }
+                }
+            }
+        };
+        let thrift_line = gateway
+            .as_ref()
+            .map(|g| format!("  thrift gateway: {}\n", g.addr()))
+            .unwrap_or_default();
         // One write, errors ignored: whoever started us may read only the
         // first line and close the pipe; that must not stop the server.
         let banner = format!(
-            "ferrobase standalone listening on {addr}\n  master and region server: {addr}\n  data directory: {place}\n",
+            "ferrobase standalone listening on {addr}\n  master and region server: {addr}\n  data directory: {place}\n{thrift_line}",
             addr = server.addr()
         );
         let mut out = std::io::stdout();
         let _ = out.write_all(banner.as_bytes()).and_then(|()| out.flush());
         wait_for_signal(term).await?;
+        if let Some(g) = gateway {
+            g.stop().await;
+        }
         let _ = writeln!(std::io::stderr(), "shutting down: closing scanners, flushing regions, syncing the WAL");
         server.stop().await.context("shutting down")?;
         let _ = writeln!(std::io::stderr(), "stopped");
         Ok(())
     })
+}
+
+/// The Thrift gateway (`--thrift-port`) in front of this process's server.
+async fn start_thrift(
+    server: SocketAddr,
+    settings: ferrobase_types::Settings,
+    bind: SocketAddr,
+) -> anyhow::Result<ferrobase_thrift::ThriftServer> {
+    let conn = ferrobase_client::Connection::connect(&server.to_string(), settings)?;
+    let mut config = ferrobase_thrift::GatewayConfig::from_settings(conn.settings(), bind.ip());
+    config.bind = bind;
+    Ok(ferrobase_thrift::ThriftServer::start(conn, config).await?)
 }
 
 async fn wait_for_signal(mut term: tokio::signal::unix::Signal) -> anyhow::Result<()> {

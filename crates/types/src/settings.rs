@@ -233,6 +233,14 @@ settings! {
         "Distributed mode: TTL (ms) of the etcd lease behind a region server's registration and the master's election; a server that stops renewing it is declared dead this long after (ferrobase's zookeeper.session.timeout).";
     balancer_period_ms: u64 = 300_000, "hbase.balancer.period",
         "Distributed mode: the master evens out region counts across region servers this often (ms).";
+    thrift_port: u64 = 9090, "hbase.regionserver.thrift.port",
+        "Thrift gateway (`ferrobase thrift`): the TCP port it listens on.";
+    thrift_framed: bool = false, "hbase.regionserver.thrift.framed",
+        "Thrift gateway: accept only framed transport; false detects framed or buffered per connection.";
+    thrift_max_frame_size_mb: u64 = 2, "hbase.regionserver.thrift.framed.max_frame_size_in_mb",
+        "Thrift gateway: largest frame (or unframed message) accepted, in MiB; a larger one closes the connection.";
+    thrift_max_idle_ms: u64 = 600_000, "hbase.thrift.connection.max-idletime",
+        "Thrift gateway: a scanner not used for this long (ms) is closed and its id becomes invalid.";
 }
 
 impl Settings {
