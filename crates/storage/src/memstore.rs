@@ -212,6 +212,21 @@ impl MemStore {
         Ok(())
     }
 
+    /// [`for_each_entry`](Self::for_each_entry) keeping only the newest
+    /// write of each identical key: what a flush writes.
+    pub fn for_each_newest<E>(
+        &self,
+        mut f: impl FnMut(&[u8], u64, &[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        for entry in self.rows.iter() {
+            entry
+                .value()
+                .read()
+                .for_each_newest(entry.key().row(), &mut f)?;
+        }
+        Ok(())
+    }
+
     pub(crate) fn row_map(&self) -> &SkipMap<RowKey, RwLock<RowCells>> {
         &self.rows
     }

@@ -274,10 +274,41 @@ impl RowCells {
         row: &[u8],
         f: &mut impl FnMut(&[u8], u64, &[u8]) -> Result<(), E>,
     ) -> Result<(), E> {
+        self.for_each_keyed(row, false, f)
+    }
+
+    /// [`for_each`](Self::for_each) with only the newest write of each
+    /// identical key (what a flush keeps). Identical keys are adjacent and
+    /// newest first, and differ only in their column part, so the check
+    /// compares a few bytes instead of whole keys.
+    pub fn for_each_newest<E>(
+        &self,
+        row: &[u8],
+        f: &mut impl FnMut(&[u8], u64, &[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.for_each_keyed(row, true, f)
+    }
+
+    fn for_each_keyed<E>(
+        &self,
+        row: &[u8],
+        newest_only: bool,
+        f: &mut impl FnMut(&[u8], u64, &[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
         let mut full = Vec::with_capacity(2 + row.len() + 64);
         key::join_into(&mut full, row, &[]);
         let prefix = full.len();
+        let mut first = true;
         self.for_each_column(|col, seq, value| {
+            if newest_only
+                && !first
+                && full
+                    .get(prefix..)
+                    .is_some_and(|prev| key::short_cmp(prev, col) == Ordering::Equal)
+            {
+                return Ok(());
+            }
+            first = false;
             full.truncate(prefix);
             full.extend_from_slice(col);
             f(&full, seq, value)
@@ -434,6 +465,41 @@ mod tests {
         let mut hidden = VecDeque::new();
         r.collect(b"r", None, 0, &mut hidden);
         assert!(hidden.is_empty(), "seq 1 is above read point 0");
+    }
+
+    #[test]
+    fn newest_only_keeps_the_first_of_identical_keys_small_and_large() {
+        for extra in [0u32, SMALL_MAX as u32] {
+            let mut r = RowCells::default();
+            let (a, cells) = arena_of(&[1, 2]);
+            r.insert_arena(a, &cells, 5);
+            let (a, cells) = arena_of(&[1]);
+            r.insert_arena(a, &cells, 9);
+            let wide: Vec<u32> = (100..100 + extra).collect();
+            let (a, cells) = arena_of(&wide);
+            r.insert_arena(a, &cells, 3);
+            let collect = |newest: bool| {
+                let mut seen = Vec::new();
+                let mut f = |k: &[u8], seq: u64, _: &[u8]| {
+                    seen.push((k.to_vec(), seq));
+                    Ok::<(), ()>(())
+                };
+                let walked = if newest {
+                    r.for_each_newest(b"r", &mut f)
+                } else {
+                    r.for_each(b"r", &mut f)
+                };
+                assert_eq!(walked, Ok(()));
+                seen
+            };
+            let (all, newest) = (collect(false), collect(true));
+            assert_eq!(all.len(), 3 + extra as usize);
+            assert_eq!(newest.len(), 2 + extra as usize);
+            let q1 = key::encode(b"r", b"f", b"q00001", 1, CellType::Put);
+            assert_eq!(newest.first(), Some(&(q1.clone(), 9)));
+            assert_eq!(all.get(1), Some(&(q1, 5)));
+            assert!(newest.windows(2).all(|w| w[0].0 < w[1].0));
+        }
     }
 
     #[test]

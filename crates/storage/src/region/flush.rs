@@ -15,7 +15,7 @@
 //! next flush retries it before taking a new one.
 
 use super::Region;
-use crate::error::{Result, StorageError};
+use crate::error::Result;
 use crate::memstore::MemStoreSet;
 use crate::storefile::{StoreFileReader, StoreFileWriter};
 use std::sync::Arc;
@@ -111,16 +111,8 @@ impl Region {
             let dest = store.dir.join(&name);
             let mut writer =
                 StoreFileWriter::create_on(&*self.fs, &dest, &store.family, mem.len() as u64)?;
-            let mut prev: Vec<u8> = Vec::new();
-            mem.for_each_entry(|key, seq, value| {
-                // Identical keys: only the newest write (first) survives.
-                if key != prev.as_slice() {
-                    writer.append(key, seq, value)?;
-                    prev.clear();
-                    prev.extend_from_slice(key);
-                }
-                Ok::<(), StorageError>(())
-            })?;
+            // Identical keys: only the newest write survives.
+            mem.for_each_newest(|key, seq, value| writer.append(key, seq, value))?;
             let info = writer.finish()?;
             written.push((i, name, dest, info.max_seq_id, info.length));
         }
