@@ -334,6 +334,25 @@ impl Default for Limits {
 
 /// A bounds-checked read position in a byte slice. Running off the end is
 /// [`CodecError::Incomplete`]: the rest may still be on the wire.
+/// One message: a protocol's header, then its argument struct. A body
+/// that fails keeps the header, so the reply can name the call and seqid.
+pub(crate) fn decode_with(
+    buf: &[u8],
+    limits: &Limits,
+    header: fn(&mut Input<'_>, &Limits) -> Result<Header, CodecError>,
+    body: fn(&mut Input<'_>, &Limits, usize) -> Result<Struct, CodecError>,
+) -> Result<(Message, usize), DecodeFailure> {
+    let mut input = Input::new(buf);
+    let header = header(&mut input, limits)?;
+    match body(&mut input, limits, 1) {
+        Ok(body) => Ok((Message { header, body }, input.pos())),
+        Err(error) => Err(DecodeFailure {
+            header: Some(header),
+            error,
+        }),
+    }
+}
+
 pub(crate) struct Input<'a> {
     buf: &'a [u8],
     pos: usize,

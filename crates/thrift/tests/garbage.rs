@@ -159,16 +159,20 @@ async fn still_serving(addr: SocketAddr) {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn garbage_never_breaks_the_gateway() {
-    let config = ferrobase_thrift::GatewayConfig {
+/// A gateway with a 64 KiB message limit, so oversize input is cheap to send.
+fn small_limits() -> ferrobase_thrift::GatewayConfig {
+    ferrobase_thrift::GatewayConfig {
         limits: Limits {
             max_message: 64 * 1024,
             max_depth: 64,
         },
         ..common::config()
-    };
-    let c = common::start(config).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn garbage_never_breaks_the_gateway() {
+    let c = common::start(small_limits()).await;
     let addr = c.gateway.addr();
     let mut rng = ChaCha8Rng::seed_from_u64(0x7468_7269_6674);
     let samples = samples();
@@ -225,14 +229,7 @@ async fn garbage_never_breaks_the_gateway() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn oversize_and_malformed_are_refused() {
-    let config = ferrobase_thrift::GatewayConfig {
-        limits: Limits {
-            max_message: 64 * 1024,
-            max_depth: 64,
-        },
-        ..common::config()
-    };
-    let c = common::start(config).await;
+    let c = common::start(small_limits()).await;
     let addr = c.gateway.addr();
     let header = |name: &str| {
         let mut b = b"\x80\x01\x00\x01".to_vec();

@@ -72,15 +72,7 @@ fn ttype_of(code: u8) -> Result<TType, CodecError> {
 
 /// Decodes one message at the start of `buf`.
 pub fn decode_message(buf: &[u8], limits: &Limits) -> Result<(Message, usize), DecodeFailure> {
-    let mut input = Input::new(buf);
-    let header = decode_header(&mut input, limits)?;
-    match read_struct(&mut input, limits, 1) {
-        Ok(body) => Ok((Message { header, body }, input.pos())),
-        Err(error) => Err(DecodeFailure {
-            header: Some(header),
-            error,
-        }),
-    }
+    super::decode_with(buf, limits, decode_header, read_struct)
 }
 
 fn decode_header(input: &mut Input<'_>, limits: &Limits) -> Result<Header, CodecError> {
