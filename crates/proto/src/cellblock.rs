@@ -58,50 +58,28 @@ fn durability_of(code: u8) -> Option<Durability> {
     })
 }
 
-/// What the cell-block writer needs of a cell: mutations and result
-/// cells share one row layout.
-trait BlockCell {
-    fn family(&self) -> &Bytes;
-    fn qualifier(&self) -> &Bytes;
-    fn timestamp(&self) -> u64;
-    fn type_code(&self) -> u8;
-    fn value(&self) -> &Bytes;
-}
-
-impl BlockCell for Cell {
-    fn family(&self) -> &Bytes {
-        &self.family
-    }
-    fn qualifier(&self) -> &Bytes {
-        &self.qualifier
-    }
-    fn timestamp(&self) -> u64 {
-        self.timestamp
-    }
-    fn type_code(&self) -> u8 {
-        self.cell_type.code()
-    }
-    fn value(&self) -> &Bytes {
-        &self.value
-    }
-}
-
-/// Writes one row: row, durability code, then cells grouped by family.
-fn put_row<C: BlockCell>(out: &mut BytesMut, row: &[u8], durability: u8, cells: &[C]) {
+/// Writes a row's header: row, durability code (0 in result blocks) and
+/// family-group count.
+fn put_row_header(out: &mut BytesMut, row: &[u8], durability: u8, families: usize) {
     put_bytes(out, row);
     out.put_u8(durability);
-    let groups = group_by_family(cells, |c| c.family());
-    put_varint(out, groups.len() as u64);
+    put_varint(out, families as u64);
+}
+
+/// Writes one result row: its cells grouped by family.
+fn put_result_row(out: &mut BytesMut, row: &[u8], cells: &[Cell]) {
+    let groups = group_by_family(cells, |c| &c.family);
+    put_row_header(out, row, 0, groups.len());
     for g in groups {
         if let Some(first) = g.first() {
-            put_bytes(out, first.family());
+            put_bytes(out, &first.family);
         }
         put_varint(out, g.len() as u64);
         for c in g {
-            put_bytes(out, c.qualifier());
-            put_varint(out, c.timestamp());
-            out.put_u8(c.type_code());
-            put_bytes(out, c.value());
+            put_bytes(out, &c.qualifier);
+            put_varint(out, c.timestamp);
+            out.put_u8(c.cell_type.code());
+            put_bytes(out, &c.value);
         }
     }
 }
@@ -112,9 +90,12 @@ pub fn encode_mutations<'a>(rows: impl IntoIterator<Item = &'a RowMutation>) -> 
     let mut out = BytesMut::new();
     for m in rows {
         out.reserve(m.encoded_size() + 8);
-        put_bytes(&mut out, &m.row);
-        out.put_u8(durability_code(m.durability));
-        put_varint(&mut out, m.families().len() as u64);
+        put_row_header(
+            &mut out,
+            &m.row,
+            durability_code(m.durability),
+            m.families().len(),
+        );
         for f in m.families() {
             put_bytes(&mut out, &f.family);
             put_varint(&mut out, f.cells.len() as u64);
@@ -129,7 +110,7 @@ pub fn encode_mutations<'a>(rows: impl IntoIterator<Item = &'a RowMutation>) -> 
 pub fn encode_results<'a>(rows: impl IntoIterator<Item = (&'a [u8], &'a [Cell])>) -> Bytes {
     let mut out = BytesMut::new();
     for (row, cells) in rows {
-        put_row(&mut out, row, 0, cells);
+        put_result_row(&mut out, row, cells);
     }
     out.freeze()
 }

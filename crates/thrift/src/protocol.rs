@@ -353,6 +353,50 @@ pub(crate) fn decode_with(
     }
 }
 
+/// A protocol's reader of one value of a given type at a nesting depth.
+pub(crate) type ReadValue = fn(&mut Input<'_>, TType, &Limits, usize) -> Result<Value, CodecError>;
+
+/// The `n` elements of a list or set, once the protocol has read its
+/// header. `n` was checked against the bytes left, and the capacity is
+/// capped, so a hostile count allocates little.
+pub(crate) fn read_items(
+    input: &mut Input<'_>,
+    ttype: TType,
+    elem: TType,
+    n: usize,
+    limits: &Limits,
+    depth: usize,
+    read: ReadValue,
+) -> Result<Value, CodecError> {
+    let mut items = Vec::with_capacity(n.min(1024));
+    for _ in 0..n {
+        items.push(read(input, elem, limits, depth + 1)?);
+    }
+    Ok(if ttype == TType::List {
+        Value::List(elem, items)
+    } else {
+        Value::Set(elem, items)
+    })
+}
+
+/// The `n` entries of a map, once the protocol has read its header.
+pub(crate) fn read_entries(
+    input: &mut Input<'_>,
+    (k, v): (TType, TType),
+    n: usize,
+    limits: &Limits,
+    depth: usize,
+    read: ReadValue,
+) -> Result<Value, CodecError> {
+    let mut entries = Vec::with_capacity(n.min(1024));
+    for _ in 0..n {
+        let key = read(input, k, limits, depth + 1)?;
+        let value = read(input, v, limits, depth + 1)?;
+        entries.push((key, value));
+    }
+    Ok(Value::Map(k, v, entries))
+}
+
 pub(crate) struct Input<'a> {
     buf: &'a [u8],
     pos: usize,

@@ -298,17 +298,17 @@ impl RowCells {
         let mut full = Vec::with_capacity(2 + row.len() + 64);
         key::join_into(&mut full, row, &[]);
         let prefix = full.len();
-        let mut first = true;
         self.for_each_column(|col, seq, value| {
+            // Past the row prefix, `full` still holds the previous column
+            // (empty before the first cell).
             if newest_only
-                && !first
+                && full.len() > prefix
                 && full
                     .get(prefix..)
                     .is_some_and(|prev| key::short_cmp(prev, col) == Ordering::Equal)
             {
                 return Ok(());
             }
-            first = false;
             full.truncate(prefix);
             full.extend_from_slice(col);
             f(&full, seq, value)

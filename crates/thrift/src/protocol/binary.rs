@@ -105,28 +105,14 @@ fn read_value(
             check_depth(depth + 1, limits)?;
             let elem = TType::from_code(input.u8()?)?;
             let n = read_count(input, "list", limits)?;
-            let mut items = Vec::with_capacity(n.min(1024));
-            for _ in 0..n {
-                items.push(read_value(input, elem, limits, depth + 1)?);
-            }
-            if ttype == TType::List {
-                Value::List(elem, items)
-            } else {
-                Value::Set(elem, items)
-            }
+            super::read_items(input, ttype, elem, n, limits, depth, read_value)?
         }
         TType::Map => {
             check_depth(depth + 1, limits)?;
             let k = TType::from_code(input.u8()?)?;
             let v = TType::from_code(input.u8()?)?;
             let n = read_count(input, "map", limits)?;
-            let mut entries = Vec::with_capacity(n.min(1024));
-            for _ in 0..n {
-                let key = read_value(input, k, limits, depth + 1)?;
-                let value = read_value(input, v, limits, depth + 1)?;
-                entries.push((key, value));
-            }
-            Value::Map(k, v, entries)
+            super::read_entries(input, (k, v), n, limits, depth, read_value)?
         }
     })
 }

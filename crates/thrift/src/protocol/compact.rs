@@ -181,15 +181,7 @@ fn read_value(
                 15 => read_count(input, "list", limits)?,
                 small => usize::from(small),
             };
-            let mut items = Vec::with_capacity(n.min(1024));
-            for _ in 0..n {
-                items.push(read_value(input, elem, limits, depth + 1)?);
-            }
-            if ttype == TType::List {
-                Value::List(elem, items)
-            } else {
-                Value::Set(elem, items)
-            }
+            super::read_items(input, ttype, elem, n, limits, depth, read_value)?
         }
         TType::Map => {
             check_depth(depth + 1, limits)?;
@@ -200,13 +192,7 @@ fn read_value(
             }
             let kv = input.u8()?;
             let (k, v) = (ttype_of(kv >> 4)?, ttype_of(kv & 0x0f)?);
-            let mut entries = Vec::with_capacity(n.min(1024));
-            for _ in 0..n {
-                let key = read_value(input, k, limits, depth + 1)?;
-                let value = read_value(input, v, limits, depth + 1)?;
-                entries.push((key, value));
-            }
-            Value::Map(k, v, entries)
+            super::read_entries(input, (k, v), n, limits, depth, read_value)?
         }
     })
 }
