@@ -97,6 +97,10 @@ pub struct LoadArgs {
     /// Settings of the embedded server, `name=value`.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<String>,
+    /// Column-family attributes of the created table, `NAME=VALUE`
+    /// (e.g. `DATA_BLOCK_ENCODING=FAST_DIFF`, `COMPRESSION=SNAPPY`).
+    #[arg(long = "family", value_name = "NAME=VALUE")]
+    pub family: Vec<String>,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
@@ -248,7 +252,20 @@ pub async fn load(a: &LoadArgs) -> Result<Outcome> {
             "--threads and --presplit must be at least 1".into(),
         ));
     }
+    let family_attrs = a
+        .family
+        .iter()
+        .map(|kv| match kv.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => {
+                Ok((k.trim().to_string(), v.trim().to_string()))
+            }
+            _ => Err(BenchError::Invalid(format!(
+                "--family {kv}: expected NAME=VALUE, e.g. DATA_BLOCK_ENCODING=FAST_DIFF"
+            ))),
+        })
+        .collect::<Result<Vec<_>>>()?;
     let spec = LoadSpec {
+        family_attrs,
         table: a
             .table
             .clone()

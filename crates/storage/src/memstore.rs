@@ -124,6 +124,31 @@ impl MemStore {
         cells: &[row::ArenaCell],
         time_range: (u64, u64),
     ) -> u64 {
+        self.insert_row_as(row, seq, arena, cells, time_range, false)
+    }
+
+    /// [`insert_row`](Self::insert_row) for cells already in internal order
+    /// with no two identical keys (see [`RowCells::insert_sorted`]).
+    pub fn insert_sorted_row(
+        &self,
+        row: &[u8],
+        seq: u64,
+        arena: Bytes,
+        cells: &[row::ArenaCell],
+        time_range: (u64, u64),
+    ) -> u64 {
+        self.insert_row_as(row, seq, arena, cells, time_range, true)
+    }
+
+    fn insert_row_as(
+        &self,
+        row: &[u8],
+        seq: u64,
+        arena: Bytes,
+        cells: &[row::ArenaCell],
+        time_range: (u64, u64),
+        sorted: bool,
+    ) -> u64 {
         let mut delta = arena.len() as u64 + cells.len() as u64 * ENTRY_OVERHEAD;
         // The arena's leading row serves as the skip-list key without a
         // copy, and one search finds or inserts the row.
@@ -139,7 +164,14 @@ impl MemStore {
         if entry.key().row().as_ptr() == ptr {
             delta += ROW_OVERHEAD;
         }
-        let added = entry.value().write().insert_arena(arena, cells, seq);
+        let added = {
+            let mut row_cells = entry.value().write();
+            if sorted {
+                row_cells.insert_sorted(arena, cells, seq)
+            } else {
+                row_cells.insert_arena(arena, cells, seq)
+            }
+        };
         self.entries.fetch_add(added, AtomicOrdering::Relaxed);
         self.size.fetch_add(delta, AtomicOrdering::Relaxed);
         self.min_seq.fetch_min(seq, AtomicOrdering::Relaxed);

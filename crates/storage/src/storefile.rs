@@ -45,8 +45,12 @@ pub use reader::StoreFileReader;
 pub use scanner::StoreFileScanner;
 pub use writer::StoreFileWriter;
 
-/// The on-disk format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The on-disk format version this build writes. Version 2 writes NONE
+/// blocks row-shared (`encoding::Layout::RowShared`, block code 5).
+pub const FORMAT_VERSION: u32 = 2;
+/// The oldest version this build reads: version-1 files differ only in
+/// their NONE blocks (code 0, whole keys), which are still decoded.
+pub const MIN_READ_VERSION: u32 = 1;
 
 /// The last eight bytes of every store file.
 pub const MAGIC: &[u8; 8] = b"FBSTORE1";

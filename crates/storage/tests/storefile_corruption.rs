@@ -195,10 +195,10 @@ fn unknown_version_is_a_clear_error() {
         BloomType::None,
     );
     let at = b.len() - 12;
-    b[at..at + 4].copy_from_slice(&2u32.to_le_bytes());
+    b[at..at + 4].copy_from_slice(&3u32.to_le_bytes());
     std::fs::write(&path, &b).unwrap();
     let e = StoreFileReader::open(&path, None).unwrap_err().to_string();
-    assert!(e.contains("unsupported store file format version 2"), "{e}");
+    assert!(e.contains("unsupported store file format version 3"), "{e}");
     assert!(e.contains(&path.display().to_string()), "{e}");
 }
 

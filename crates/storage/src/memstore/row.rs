@@ -170,6 +170,32 @@ impl RowCells {
         self.insert_general(arena, cells, seq)
     }
 
+    /// [`insert_arena`](Self::insert_arena) for cells the caller already
+    /// put in internal order with no two identical keys (the write path
+    /// sorts a run's cells before building the arena): a new row takes the
+    /// slots as they are, with no key parsing or sorting here.
+    pub fn insert_sorted(&mut self, arena: Bytes, cells: &[ArenaCell], seq: u64) -> usize {
+        if let RowCells::Small { arenas, slots } = self
+            && slots.is_empty()
+            && cells.len() <= SMALL_MAX
+        {
+            let idx = arenas.len() as u32;
+            slots.extend(cells.iter().map(|&(start, key_len, value_len)| Slot {
+                arena: idx,
+                start,
+                key_len,
+                value_len,
+                seq,
+            }));
+            arenas.push(arena);
+            debug_assert!(slots.windows(2).all(|w| {
+                compare_cells(column_of(arenas, &w[0]), seq, column_of(arenas, &w[1]), seq).is_lt()
+            }));
+            return slots.len();
+        }
+        self.insert_general(arena, cells, seq)
+    }
+
     /// [`insert_arena`](Self::insert_arena) one cell at a time.
     fn insert_general(&mut self, arena: Bytes, cells: &[ArenaCell], seq: u64) -> usize {
         let mut added = 0;

@@ -7,7 +7,7 @@ use crate::memstore::MemStoreSet;
 use crate::wal::{WalEdit, WalFamily};
 use bytes::Bytes;
 use ferrobase_types::mutation::check_cell;
-use ferrobase_types::{CellType, Durability, LATEST_TIMESTAMP, RowMutation, key};
+use ferrobase_types::{CellType, Durability, LATEST_TIMESTAMP, RowMutation, RunCell, key};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -251,11 +251,28 @@ pub(crate) fn insert_edit(stores: &[Store], active: &MemStoreSet, edit: &WalEdit
         let size = edit.row.len()
             + fam.cells.as_bytes().len()
             + fam.cells.len() * (key::KEY_OVERHEAD - 2 + fam.family.len());
+        // Internal order (qualifier, then newest timestamp and highest type
+        // first); stable, so of identical keys the mutation's last cell is
+        // last, and only it is kept. The memstore then takes the cells as
+        // they are instead of parsing their keys back to sort them.
+        let mut sorted: Vec<RunCell<'_>> = fam.cells.iter().collect();
+        sorted.sort_by(|a, b| {
+            key::short_cmp(a.qualifier, b.qualifier)
+                .then_with(|| b.timestamp.cmp(&a.timestamp))
+                .then_with(|| b.kind.code().cmp(&a.kind.code()))
+        });
+        let same = |a: &RunCell<'_>, b: &RunCell<'_>| {
+            a.qualifier == b.qualifier && a.timestamp == b.timestamp && a.kind == b.kind
+        };
         let mut arena = Vec::with_capacity(size);
         arena.extend_from_slice(&edit.row);
-        let mut cells = Vec::with_capacity(fam.cells.len());
+        let mut cells = Vec::with_capacity(sorted.len());
         let (mut lo, mut hi) = (u64::MAX, 0);
-        for c in &fam.cells {
+        let mut iter = sorted.iter().peekable();
+        while let Some(c) = iter.next() {
+            if iter.peek().is_some_and(|next| same(c, next)) {
+                continue;
+            }
             let start = arena.len();
             key::encode_column_into(&mut arena, &fam.family, c.qualifier, c.timestamp, c.kind);
             let key_len = arena.len() - start;
@@ -264,7 +281,8 @@ pub(crate) fn insert_edit(stores: &[Store], active: &MemStoreSet, edit: &WalEdit
             lo = lo.min(c.timestamp);
             hi = hi.max(c.timestamp);
         }
-        added += memstore.insert_row(&edit.row, edit.seq, Bytes::from(arena), &cells, (lo, hi));
+        added +=
+            memstore.insert_sorted_row(&edit.row, edit.seq, Bytes::from(arena), &cells, (lo, hi));
     }
     added
 }

@@ -7,7 +7,11 @@
 //! from the reset state, so a seek can start at any restart point.
 //!
 //! ```text
-//! NONE, ROW_INDEX_V1 (plain):
+//! NONE (row-shared, block code 5; format version 2 on):
+//!   [shared v][unshared v][vlen v][seq v][key suffix][value]
+//!   shared = 0, or the length of `rowlen row famlen family` when the
+//!   previous entry (since the restart point) has the same row and family
+//! PLAIN (block code 0: NONE in version-1 files), ROW_INDEX_V1 (code 4):
 //!   [klen v][vlen v][seq v][key: klen B][value: vlen B]
 //! PREFIX (key shares `shared` leading bytes with the previous key):
 //!   [shared v][unshared v][vlen v][seq v][key suffix: unshared B][value]
@@ -26,6 +30,14 @@
 //! column part is `rowlen ‖ row ‖ famlen ‖ family ‖ qualifier`
 //! (`ferrobase_types::key`); DIFF and FAST_DIFF rely on the last nine bytes
 //! being timestamp and type, which the writer guarantees by parsing every key.
+//!
+//! Why NONE shares the row: HBase's NONE repeats the whole key in every
+//! cell because its block *is* its in-memory KeyValue layout; ours is not.
+//! Repeating the row costs a 53-column row of 64-byte keys 53 copies of it
+//! (a file ~3.5× larger: more flush and compaction I/O, fewer cells per
+//! cached block) and buys nothing: a reader rebuilds keys into a buffer
+//! either way. DATA_BLOCK_ENCODING still chooses what is shared *beyond*
+//! the row and family (qualifier prefixes, timestamps, equal fields).
 //!
 //! This module never allocates per entry (keys are rebuilt in the caller's
 //! reused buffer) and never indexes into its input: decoding goes through
@@ -48,7 +60,70 @@ const SAME_TS: u8 = 0x08;
 const SAME_TYPE: u8 = 0x10;
 const ALL_FLAGS: u8 = SAME_COLUMN | SAME_VLEN | SAME_SEQ | SAME_TS | SAME_TYPE;
 
-/// The stored code of an encoding (block footers and the file info).
+/// How the entries of one block are laid out: what a block footer's code
+/// says. Each DATA_BLOCK_ENCODING writes one layout; NONE was written
+/// [`Layout::Plain`] by format version 1 and is read that way still.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Layout {
+    /// Whole keys (version-1 NONE, and ROW_INDEX_V1).
+    Plain,
+    /// NONE from version 2 on: the row and family once per run of entries.
+    RowShared,
+    Prefix,
+    Diff,
+    FastDiff,
+}
+
+/// Block footer code of [`Layout::RowShared`].
+const ROW_SHARED_CODE: u8 = 5;
+
+impl Layout {
+    /// The layout this version writes for `e`.
+    pub(crate) fn for_writing(e: DataBlockEncoding) -> Layout {
+        match e {
+            DataBlockEncoding::None => Layout::RowShared,
+            DataBlockEncoding::RowIndexV1 => Layout::Plain,
+            DataBlockEncoding::Prefix => Layout::Prefix,
+            DataBlockEncoding::Diff => Layout::Diff,
+            DataBlockEncoding::FastDiff => Layout::FastDiff,
+        }
+    }
+
+    /// The block footer code of what [`for_writing`](Self::for_writing)
+    /// gives for `e`.
+    pub(crate) fn block_code(e: DataBlockEncoding) -> u8 {
+        match Layout::for_writing(e) {
+            Layout::RowShared => ROW_SHARED_CODE,
+            _ => code(e),
+        }
+    }
+
+    /// The layout of a block whose footer says `code`, in a file whose
+    /// encoding is `e`; `None` when the code does not belong to `e`.
+    pub(crate) fn of_block(code: u8, e: DataBlockEncoding) -> Option<Layout> {
+        if code == ROW_SHARED_CODE {
+            return (e == DataBlockEncoding::None).then_some(Layout::RowShared);
+        }
+        (from_code(code)? == e).then_some(match e {
+            DataBlockEncoding::None | DataBlockEncoding::RowIndexV1 => Layout::Plain,
+            DataBlockEncoding::Prefix => Layout::Prefix,
+            DataBlockEncoding::Diff => Layout::Diff,
+            DataBlockEncoding::FastDiff => Layout::FastDiff,
+        })
+    }
+}
+
+/// Length of `rowlen row famlen family` at the start of `key`, if it has
+/// that much.
+fn row_family_len(key: &[u8]) -> Option<usize> {
+    let rowlen = u16::from_be_bytes(key.get(..2)?.try_into().ok()?) as usize;
+    let famlen = *key.get(2 + rowlen)? as usize;
+    let n = 2 + rowlen + 1 + famlen;
+    (n <= key.len()).then_some(n)
+}
+
+/// The stored code of an encoding (the file info; block footers, except
+/// NONE's, see [`Layout::block_code`]).
 pub(crate) fn code(e: DataBlockEncoding) -> u8 {
     match e {
         DataBlockEncoding::None => 0,
@@ -127,22 +202,29 @@ fn split_key(key: &[u8]) -> (&[u8], u64, u8) {
 
 /// Appends one entry to `out` and makes it the new `prev`.
 pub(crate) fn encode_entry(
-    encoding: DataBlockEncoding,
+    layout: Layout,
     prev: &mut Prev,
     out: &mut Vec<u8>,
     key: &[u8],
     seq: u64,
     value: &[u8],
 ) {
-    match encoding {
-        DataBlockEncoding::None | DataBlockEncoding::RowIndexV1 => {
+    match layout {
+        Layout::Plain => {
             put_varint(out, key.len() as u64);
             put_varint(out, value.len() as u64);
             put_varint(out, seq);
             out.extend_from_slice(key);
         }
-        DataBlockEncoding::Prefix => {
-            let shared = shared_len(&prev.key, key);
+        Layout::RowShared | Layout::Prefix => {
+            let shared = if layout == Layout::Prefix {
+                shared_len(&prev.key, key)
+            } else {
+                match row_family_len(key) {
+                    Some(n) if prev.key.get(..n) == key.get(..n) => n,
+                    _ => 0,
+                }
+            };
             let suffix = key.get(shared..).unwrap_or_default();
             put_varint(out, shared as u64);
             put_varint(out, suffix.len() as u64);
@@ -150,7 +232,7 @@ pub(crate) fn encode_entry(
             put_varint(out, seq);
             out.extend_from_slice(suffix);
         }
-        DataBlockEncoding::Diff => {
+        Layout::Diff => {
             let (col, ts, typ) = split_key(key);
             let shared = shared_len(prev.key.get(..prev.col_len).unwrap_or_default(), col);
             let suffix = col.get(shared..).unwrap_or_default();
@@ -165,7 +247,7 @@ pub(crate) fn encode_entry(
             prev.ts = ts;
             prev.typ = typ;
         }
-        DataBlockEncoding::FastDiff => {
+        Layout::FastDiff => {
             let (col, ts, typ) = split_key(key);
             let prev_col = prev.key.get(..prev.col_len).unwrap_or_default();
             // Empty columns never occur (the row length alone is 2 bytes),
@@ -276,7 +358,7 @@ impl<'a> Reader<'a> {
 /// Decodes the entry at `pos` of `entries` into `cur` (which holds the
 /// previous entry, or the reset state at a restart point).
 pub(crate) fn decode_entry(
-    encoding: DataBlockEncoding,
+    layout: Layout,
     cur: &mut Prev,
     entries: &[u8],
     pos: usize,
@@ -284,8 +366,8 @@ pub(crate) fn decode_entry(
     let input = entries.get(pos..).ok_or("entry offset past the entries")?;
     let mut c = Reader { buf: input, pos: 0 };
     let max = input.len();
-    match encoding {
-        DataBlockEncoding::None | DataBlockEncoding::RowIndexV1 => {
+    match layout {
+        Layout::Plain => {
             let klen = c.len(max).ok_or("bad key length")?;
             let vlen = c.len(max).ok_or("bad value length")?;
             let seq = c.varint().ok_or("bad sequence id")?;
@@ -295,7 +377,7 @@ pub(crate) fn decode_entry(
             cur.vlen = vlen;
             cur.seq = seq;
         }
-        DataBlockEncoding::Prefix => {
+        Layout::RowShared | Layout::Prefix => {
             let shared = c.len(cur.key.len()).ok_or("bad shared key length")?;
             let unshared = c.len(max).ok_or("bad key suffix length")?;
             let vlen = c.len(max).ok_or("bad value length")?;
@@ -306,7 +388,7 @@ pub(crate) fn decode_entry(
             cur.vlen = vlen;
             cur.seq = seq;
         }
-        DataBlockEncoding::Diff => {
+        Layout::Diff => {
             let shared = c.len(cur.col_len).ok_or("bad shared key length")?;
             let unshared = c.len(max).ok_or("bad key suffix length")?;
             let vlen = c.len(max).ok_or("bad value length")?;
@@ -320,7 +402,7 @@ pub(crate) fn decode_entry(
             cur.seq = seq;
             rebuild_key(cur, shared, suffix);
         }
-        DataBlockEncoding::FastDiff => {
+        Layout::FastDiff => {
             let flags = c.u8().ok_or("missing flags")?;
             if flags & !ALL_FLAGS != 0 {
                 return Err("unknown FAST_DIFF flags");
@@ -372,7 +454,15 @@ mod tests {
     use super::*;
     use ferrobase_types::{CellType, key};
 
-    fn round_trip(encoding: DataBlockEncoding, entries: &[(Vec<u8>, u64, Vec<u8>)]) {
+    const LAYOUTS: [Layout; 5] = [
+        Layout::Plain,
+        Layout::RowShared,
+        Layout::Prefix,
+        Layout::Diff,
+        Layout::FastDiff,
+    ];
+
+    fn round_trip(encoding: Layout, entries: &[(Vec<u8>, u64, Vec<u8>)]) -> usize {
         let mut prev = Prev::default();
         let mut out = Vec::new();
         for (k, s, v) in entries {
@@ -382,8 +472,8 @@ mod tests {
         let mut pos = 0;
         for (k, s, v) in entries {
             let d = decode_entry(encoding, &mut cur, &out, pos)
-                .unwrap_or_else(|e| panic!("{encoding}: {e}"));
-            assert_eq!(&cur.key, k, "{encoding}");
+                .unwrap_or_else(|e| panic!("{encoding:?}: {e}"));
+            assert_eq!(&cur.key, k, "{encoding:?}");
             assert_eq!(cur.seq, *s);
             assert_eq!(
                 out.get(d.value_start..d.value_start + cur.vlen),
@@ -392,6 +482,7 @@ mod tests {
             pos = d.next;
         }
         assert_eq!(pos, out.len());
+        out.len()
     }
 
     #[test]
@@ -414,9 +505,58 @@ mod tests {
                 ));
             }
         }
-        for e in DataBlockEncoding::ALL {
-            round_trip(*e, &entries);
+        for l in LAYOUTS {
+            round_trip(l, &entries);
         }
+    }
+
+    #[test]
+    fn row_shared_stores_row_and_family_once_per_run() {
+        let row = [b'r'; 64];
+        let entries: Vec<_> = (0..5)
+            .map(|i| {
+                let k = key::encode(&row, b"f", format!("q{i}").as_bytes(), 7, CellType::Put);
+                (k, 3, b"v".to_vec())
+            })
+            .collect();
+        let plain = round_trip(Layout::Plain, &entries);
+        let shared = round_trip(Layout::RowShared, &entries);
+        // Entries after the first skip `rowlen row famlen f` (2 + 64 + 2);
+        // every entry pays one byte for its `shared` varint.
+        assert_eq!(plain - shared, 4 * 68 - 5);
+        let mut prev = Prev::default();
+        let mut out = Vec::new();
+        for (k, s, v) in &entries[..2] {
+            encode_entry(Layout::RowShared, &mut prev, &mut out, k, *s, v);
+        }
+        // Second entry: shared = 68, then the rest of its key (q1 ts type).
+        let second = entries[0].0.len() + 5;
+        assert_eq!(out.get(second..second + 2), Some(&[68u8, 11][..]));
+        // A new row, or a family change, shares nothing.
+        let other = key::encode(b"s", b"f", b"q", 7, CellType::Put);
+        let mut out2 = Vec::new();
+        encode_entry(Layout::RowShared, &mut prev, &mut out2, &other, 3, b"v");
+        assert_eq!(out2.first(), Some(&0));
+    }
+
+    #[test]
+    fn block_codes_name_their_layouts() {
+        for e in DataBlockEncoding::ALL {
+            assert_eq!(
+                Layout::of_block(Layout::block_code(*e), *e),
+                Some(Layout::for_writing(*e))
+            );
+        }
+        assert_eq!(Layout::block_code(DataBlockEncoding::None), 5);
+        // Version-1 NONE blocks (code 0) still read, as whole keys.
+        assert_eq!(
+            Layout::of_block(0, DataBlockEncoding::None),
+            Some(Layout::Plain)
+        );
+        // A code of another encoding is refused.
+        assert_eq!(Layout::of_block(5, DataBlockEncoding::Prefix), None);
+        assert_eq!(Layout::of_block(1, DataBlockEncoding::None), None);
+        assert_eq!(Layout::of_block(9, DataBlockEncoding::None), None);
     }
 
     #[test]
@@ -437,7 +577,7 @@ mod tests {
     #[test]
     fn garbage_is_an_error_not_a_panic() {
         let mut cur = Prev::default();
-        for e in DataBlockEncoding::ALL {
+        for e in LAYOUTS {
             for bytes in [
                 &[0xffu8; 12][..],
                 &[1, 5, 0, 0],
@@ -446,8 +586,8 @@ mod tests {
                 &[3, 0, 0, 0, 1],
             ] {
                 cur.reset();
-                let _ = decode_entry(*e, &mut cur, bytes, 0);
-                let _ = decode_entry(*e, &mut cur, bytes, 100);
+                let _ = decode_entry(e, &mut cur, bytes, 0);
+                let _ = decode_entry(e, &mut cur, bytes, 100);
             }
         }
     }

@@ -11,7 +11,7 @@
 //!  40      8     info_offset
 //!  48      8     info_len
 //!  56      4     crc32c of bytes 0..56
-//!  60      4     format version (1)
+//!  60      4     format version (2; 1 still read)
 //!  64      8     magic "FBSTORE1"
 //!  72            (end of file)
 //! ```
@@ -22,7 +22,7 @@
 //! which catches truncation and most bad offsets before any read.
 //! This module does no I/O.
 
-use super::{FORMAT_VERSION, MAGIC};
+use super::{FORMAT_VERSION, MAGIC, MIN_READ_VERSION};
 use crate::codec::Cursor;
 
 /// Bytes of the trailer.
@@ -91,11 +91,11 @@ impl Trailer {
                 ),
             ));
         }
-        if version != FORMAT_VERSION {
+        if !(MIN_READ_VERSION..=FORMAT_VERSION).contains(&version) {
             return Err((
                 start + 60,
                 format!(
-                    "unsupported store file format version {version} (this build reads version {FORMAT_VERSION})"
+                    "unsupported store file format version {version} (this build reads versions {MIN_READ_VERSION} to {FORMAT_VERSION})"
                 ),
             ));
         }
@@ -193,12 +193,12 @@ mod tests {
         }
         let mut b = bytes;
         if let Some(x) = b.get_mut(60) {
-            *x = 2;
+            *x = 3;
         }
         let e = Trailer::decode(&b, 272)
             .err()
             .map(|e| e.1)
             .unwrap_or_default();
-        assert!(e.contains("unsupported store file format version 2"), "{e}");
+        assert!(e.contains("unsupported store file format version 3"), "{e}");
     }
 }

@@ -78,7 +78,7 @@ pub(crate) fn encode(edit: &WalEdit, out: &mut Vec<u8>) -> Result<(), TooLarge> 
 /// An upper bound of a record's size (every varint counted at its widest),
 /// so encoding reserves once instead of growing per field. A cell takes
 /// exactly its run's bytes (same fields, another order).
-fn max_encoded_len(edit: &WalEdit) -> usize {
+pub(crate) fn max_encoded_len(edit: &WalEdit) -> usize {
     const V: usize = 10;
     let families: usize = edit
         .families

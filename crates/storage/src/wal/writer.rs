@@ -50,8 +50,10 @@ use std::sync::Arc;
 pub(crate) const ASYNC_KICK_BYTES: usize = 1 << 20;
 /// ... and wait for a write themselves past this much: bounded memory.
 pub(crate) const ASYNC_MAX_BYTES: usize = 64 << 20;
-/// A batch buffer larger than this is not kept for reuse.
-const MAX_IDLE_BUFFER: usize = 16 << 20;
+/// A batch buffer larger than this is not kept for reuse. As large as an
+/// ASYNC_WAL backlog may grow: a buffer dropped after every batch is
+/// re-faulted from the OS on the next (a few % of a bulk load's CPU).
+const MAX_IDLE_BUFFER: usize = ASYNC_MAX_BYTES;
 
 /// Why the log takes no more appends.
 #[derive(Clone, Debug)]
@@ -229,6 +231,10 @@ impl Writer {
             None => {}
         }
         let start = p.buf.len();
+        // One reservation for the whole call: growing a multi-megabyte
+        // buffer by doubling copies it and faults fresh pages in each time.
+        p.buf
+            .reserve(edits.iter().map(record::max_encoded_len).sum::<usize>());
         for edit in edits {
             if let Err(TooLarge(n)) = record::encode(edit, &mut p.buf) {
                 p.buf.truncate(start);

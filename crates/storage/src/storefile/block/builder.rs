@@ -12,12 +12,13 @@
 //! from block to block.
 
 use super::FOOTER_LEN;
-use crate::storefile::encoding::{self, Prev, RESTART_INTERVAL};
+use crate::storefile::encoding::{self, Layout, Prev, RESTART_INTERVAL};
 use ferrobase_types::{DataBlockEncoding, key};
 
 /// See the module docs.
 pub(crate) struct BlockBuilder {
     encoding: DataBlockEncoding,
+    layout: Layout,
     buf: Vec<u8>,
     restarts: Vec<u32>,
     since_restart: usize,
@@ -29,6 +30,7 @@ impl BlockBuilder {
     pub fn new(encoding: DataBlockEncoding, capacity: usize) -> BlockBuilder {
         BlockBuilder {
             encoding,
+            layout: Layout::for_writing(encoding),
             buf: Vec::with_capacity(capacity),
             restarts: Vec::new(),
             since_restart: 0,
@@ -63,14 +65,7 @@ impl BlockBuilder {
             self.prev.reset();
             self.since_restart = 0;
         }
-        encoding::encode_entry(
-            self.encoding,
-            &mut self.prev,
-            &mut self.buf,
-            key,
-            seq,
-            value,
-        );
+        encoding::encode_entry(self.layout, &mut self.prev, &mut self.buf, key, seq, value);
         self.since_restart += 1;
         self.entries += 1;
     }
@@ -83,7 +78,7 @@ impl BlockBuilder {
         }
         self.buf
             .extend_from_slice(&(self.restarts.len() as u32).to_le_bytes());
-        self.buf.push(encoding::code(self.encoding));
+        self.buf.push(Layout::block_code(self.encoding));
         &self.buf
     }
 

@@ -15,14 +15,14 @@
 use super::FOOTER_LEN;
 use crate::codec::Cursor;
 use crate::storefile::SeekTarget;
-use crate::storefile::encoding::{self, Prev};
+use crate::storefile::encoding::{self, Layout, Prev};
 use bytes::Bytes;
 use ferrobase_types::DataBlockEncoding;
 
 /// See the module docs.
 pub(crate) struct BlockIter {
     data: Bytes,
-    encoding: DataBlockEncoding,
+    layout: Layout,
     /// Entries occupy `data[..entries_end]`; the restart array follows.
     entries_end: usize,
     num_restarts: usize,
@@ -42,7 +42,7 @@ impl BlockIter {
     pub fn empty() -> BlockIter {
         BlockIter {
             data: Bytes::new(),
-            encoding: DataBlockEncoding::None,
+            layout: Layout::Plain,
             entries_end: 0,
             num_restarts: 0,
             cur: Prev::default(),
@@ -67,12 +67,12 @@ impl BlockIter {
         let mut c = Cursor::new(data.get(footer_at..).unwrap_or_default());
         let n = c.u32_le().ok_or("short footer")? as usize;
         let code = c.u8().ok_or("short footer")?;
-        if encoding::from_code(code) != Some(encoding) {
-            return Err(format!(
+        let layout = Layout::of_block(code, encoding).ok_or_else(|| {
+            format!(
                 "block encoding code {code} at byte {} does not match the file's {encoding}",
                 footer_at + 4
-            ));
-        }
+            )
+        })?;
         let entries_end = n
             .checked_mul(4)
             .and_then(|b| footer_at.checked_sub(b))
@@ -81,7 +81,7 @@ impl BlockIter {
             return Err("block has no entries".into());
         }
         self.data = data;
-        self.encoding = encoding;
+        self.layout = layout;
         self.entries_end = entries_end;
         self.num_restarts = n;
         if self.restart_offset(0)? != 0 {
@@ -149,7 +149,7 @@ impl BlockIter {
             };
         }
         let entries = self.data.get(..self.entries_end).unwrap_or_default();
-        match encoding::decode_entry(self.encoding, &mut self.cur, entries, self.next_pos) {
+        match encoding::decode_entry(self.layout, &mut self.cur, entries, self.next_pos) {
             Ok(d) => {
                 self.value_start = d.value_start;
                 self.next_pos = d.next;
