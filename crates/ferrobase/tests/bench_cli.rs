@@ -33,6 +33,31 @@ fn bad_flags_are_refused_with_the_valid_values() -> Result<(), Box<dyn std::erro
     let out = ferrobase(&["bench", "ycsb", "run", "--workload", "z"])?;
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("a, b, c, d, e, f"));
+
+    let out = ferrobase(&["bench", "load", "--shape", "kv", "--family", "FAST_DIFF"])?;
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--family FAST_DIFF") && err.contains("NAME=VALUE"),
+        "{err}"
+    );
+
+    let out = ferrobase(&[
+        "bench",
+        "load",
+        "--shape",
+        "kv",
+        "--rows",
+        "10",
+        "--family",
+        "DATA_BLOCK_ENCODING=SHRINK",
+    ])?;
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("DATA_BLOCK_ENCODING") && err.contains("SHRINK"),
+        "{err}"
+    );
     Ok(())
 }
 
@@ -51,6 +76,8 @@ fn load_prints_json() -> Result<(), Box<dyn std::error::Error>> {
         "2",
         "--write-buffer",
         "8k",
+        "--family",
+        "DATA_BLOCK_ENCODING=FAST_DIFF",
         "--json",
     ])?;
     assert!(
