@@ -88,6 +88,25 @@ pub struct WalEdit {
     pub seq: u64,
     pub row: Bytes,
     pub families: Vec<WalFamily>,
+    /// The timestamp of this write's cells that say `LATEST_TIMESTAMP`
+    /// (HBase: "the server sets it"). The write path leaves such cells as
+    /// the client sent them, instead of copying every run to rewrite them;
+    /// the WAL encoder and the memstore insert resolve them through
+    /// [`timestamp_of`](Self::timestamp_of). An edit read back from the log
+    /// has none left, and carries `LATEST_TIMESTAMP` here (resolves nothing).
+    pub now: u64,
+}
+
+impl WalEdit {
+    /// A cell's timestamp as stored: `now` for `LATEST_TIMESTAMP`.
+    #[inline]
+    pub fn timestamp_of(&self, ts: u64) -> u64 {
+        if ts == ferrobase_types::LATEST_TIMESTAMP {
+            self.now
+        } else {
+            ts
+        }
+    }
 }
 
 /// The cells of one family in a [`WalEdit`]: the same encoded run a row

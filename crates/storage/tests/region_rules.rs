@@ -360,3 +360,34 @@ fn one_mutation_unsorted_and_repeated_cells() {
     check("new", "after flush, new row");
     check("old", "after flush, existing row");
 }
+
+/// Server-assigned timestamps (`LATEST_TIMESTAMP`) are resolved once per
+/// write, also when the same mutation carries explicit ones: ordering
+/// uses the resolved value, in the memstore and after a flush.
+#[test]
+fn server_timestamps_sort_among_explicit_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_engine, r) = open(dir.path(), &[("VERSIONS", "5")]);
+    let before = now();
+    let future = before + 1_000_000_000;
+    r.mutate(
+        RowMutation::new("r")
+            .put("f", "q", "server")
+            .put_at("f", "q", future, "future")
+            .put_at("f", "q", 5, "old"),
+    )
+    .unwrap();
+    let after = now();
+    let check = |what: &str| {
+        let mut g = Get::new("r");
+        g.max_versions = 10;
+        let cells = r.get(&g).unwrap();
+        assert_eq!(values(&cells), ["future", "server", "old"], "{what}");
+        let ts = cells[1].timestamp;
+        assert!((before..=after).contains(&ts), "{what}: {ts}");
+        assert_ne!(ts, LATEST_TIMESTAMP);
+    };
+    check("memstore");
+    r.flush(true).unwrap();
+    check("store file");
+}

@@ -27,6 +27,7 @@ fn opts(roll_size: u64) -> WalOptions {
 fn edit(region_id: u64, seq: u64, cells: usize) -> WalEdit {
     let types = [CellType::Put, CellType::Delete, CellType::DeleteColumn];
     WalEdit {
+        now: ferrobase_types::LATEST_TIMESTAMP,
         region_id,
         seq,
         row: Bytes::from(format!("row-{region_id}-{seq:06}")),

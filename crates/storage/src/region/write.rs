@@ -117,10 +117,11 @@ impl Region {
         Ok(())
     }
 
-    /// Resolves timestamps and merges groups of one family. A group whose
-    /// cells all carry timestamps moves into the edit as it is (a slice of
-    /// the request); one with server-assigned timestamps is re-encoded once,
-    /// a copy of its bytes with nothing allocated per cell.
+    /// Checks every cell and merges groups of one family. Cells saying
+    /// `LATEST_TIMESTAMP` stay as sent, resolved to `now` downstream (see
+    /// [`WalEdit::now`]), so a group moves into the edit as it is: a slice
+    /// of the request, no copy. Only HBase's Delete of "the latest version"
+    /// must be resolved here, by a read; its group is re-encoded once.
     fn build_edit(&self, m: RowMutation, now: u64) -> Result<WalEdit> {
         let max_cell = self.shared.settings().keyvalue_max_size;
         let (row, _, groups) = m.into_parts();
@@ -129,7 +130,8 @@ impl Region {
             if group.cells.is_empty() {
                 continue;
             }
-            let resolved = group.cells.map_timestamps(|c| -> Result<u64> {
+            let mut delete_latest = false;
+            for c in &group.cells {
                 check_cell(
                     row.len(),
                     group.family.len(),
@@ -138,16 +140,22 @@ impl Region {
                     c.value,
                     max_cell,
                 )?;
-                Ok(match (c.timestamp, c.kind) {
-                    // HBase's Delete of "the latest version": find it now.
-                    (LATEST_TIMESTAMP, CellType::Delete) => self
-                        .latest_timestamp(&row, &group.family, c.qualifier)?
-                        .unwrap_or(now),
-                    (LATEST_TIMESTAMP, _) => now,
-                    (ts, _) => ts,
-                })
-            })?;
-            let cells = resolved.unwrap_or(group.cells);
+                delete_latest |= c.timestamp == LATEST_TIMESTAMP && c.kind == CellType::Delete;
+            }
+            let cells = if delete_latest {
+                let resolved = group.cells.map_timestamps(|c| -> Result<u64> {
+                    Ok(match (c.timestamp, c.kind) {
+                        (LATEST_TIMESTAMP, CellType::Delete) => self
+                            .latest_timestamp(&row, &group.family, c.qualifier)?
+                            .unwrap_or(now),
+                        (LATEST_TIMESTAMP, _) => now,
+                        (ts, _) => ts,
+                    })
+                })?;
+                resolved.unwrap_or(group.cells)
+            } else {
+                group.cells
+            };
             match families.iter_mut().find(|f| f.family == group.family) {
                 Some(f) => f.cells.extend(&cells),
                 None => families.push(WalFamily {
@@ -161,6 +169,7 @@ impl Region {
             seq: 0,
             row,
             families,
+            now,
         })
     }
 
@@ -255,7 +264,14 @@ pub(crate) fn insert_edit(stores: &[Store], active: &MemStoreSet, edit: &WalEdit
         // first); stable, so of identical keys the mutation's last cell is
         // last, and only it is kept. The memstore then takes the cells as
         // they are instead of parsing their keys back to sort them.
-        let mut sorted: Vec<RunCell<'_>> = fam.cells.iter().collect();
+        let mut sorted: Vec<RunCell<'_>> = fam
+            .cells
+            .iter()
+            .map(|c| RunCell {
+                timestamp: edit.timestamp_of(c.timestamp),
+                ..c
+            })
+            .collect();
         sorted.sort_by(|a, b| {
             key::short_cmp(a.qualifier, b.qualifier)
                 .then_with(|| b.timestamp.cmp(&a.timestamp))

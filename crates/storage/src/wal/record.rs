@@ -19,7 +19,7 @@
 use super::{WalEdit, WalFamily};
 use crate::codec::{Cursor, put_varint};
 use bytes::Bytes;
-use ferrobase_types::{CellRun, CellType};
+use ferrobase_types::{CellRun, CellType, LATEST_TIMESTAMP};
 
 /// First byte of every record. Not 0x00 (zero-filled tails) nor 0xFF.
 pub(crate) const MARKER: u8 = 0xA7;
@@ -57,7 +57,7 @@ pub(crate) fn encode(edit: &WalEdit, out: &mut Vec<u8>) -> Result<(), TooLarge> 
         for cell in &fam.cells {
             out.push(cell.kind.code());
             put_bytes(out, cell.qualifier);
-            put_varint(out, cell.timestamp);
+            put_varint(out, edit.timestamp_of(cell.timestamp));
             put_bytes(out, cell.value);
         }
     }
@@ -206,6 +206,7 @@ pub(crate) fn decode(payload: &Bytes) -> Option<WalEdit> {
         seq,
         row,
         families,
+        now: LATEST_TIMESTAMP,
     })
 }
 
@@ -229,6 +230,7 @@ mod tests {
             CellType::DeleteFamily,
         ];
         WalEdit {
+            now: ferrobase_types::LATEST_TIMESTAMP,
             region_id,
             seq,
             row: Bytes::from(format!("row-{seq:08}")),
@@ -258,6 +260,24 @@ mod tests {
 
     fn payload_of(record: &[u8]) -> Bytes {
         Bytes::copy_from_slice(&record[FRAME_HEADER_LEN..])
+    }
+
+    #[test]
+    fn latest_timestamps_are_written_resolved() {
+        let mut edit = sample(3, 9, 4);
+        let mut run = CellRun::new();
+        run.push(b"a", LATEST_TIMESTAMP, CellType::Put, b"x");
+        run.push(b"b", 77, CellType::Put, b"y");
+        edit.families[0].cells = run;
+        edit.now = 1_234_567;
+        let mut out = Vec::new();
+        encode(&edit, &mut out).unwrap();
+        let back = decode(&payload_of(&out)).unwrap();
+        let ts: Vec<u64> = back.families[0].cells.iter().map(|c| c.timestamp).collect();
+        assert_eq!(ts, [1_234_567, 77]);
+        // Read back, nothing is left to resolve.
+        assert_eq!(back.now, LATEST_TIMESTAMP);
+        assert_eq!(back.timestamp_of(LATEST_TIMESTAMP), LATEST_TIMESTAMP);
     }
 
     #[test]
