@@ -108,6 +108,7 @@ impl MemStore {
             Bytes::from(arena),
             &[cell],
             (timestamp, timestamp),
+            true,
         )
     }
 
@@ -115,32 +116,9 @@ impl MemStore {
     /// the row, followed by the cells' column keys and values (see
     /// [`row`]); all have sequence id `seq`, timestamps within
     /// `time_range`. One row lookup and one lock for all of them. Returns
-    /// the bytes added to the accounting.
+    /// the bytes added to the accounting. `sorted`: the cells are in internal
+    /// order with no two identical keys (see [`RowCells::insert_sorted`]).
     pub fn insert_row(
-        &self,
-        row: &[u8],
-        seq: u64,
-        arena: Bytes,
-        cells: &[row::ArenaCell],
-        time_range: (u64, u64),
-    ) -> u64 {
-        self.insert_row_as(row, seq, arena, cells, time_range, false)
-    }
-
-    /// [`insert_row`](Self::insert_row) for cells already in internal order
-    /// with no two identical keys (see [`RowCells::insert_sorted`]).
-    pub fn insert_sorted_row(
-        &self,
-        row: &[u8],
-        seq: u64,
-        arena: Bytes,
-        cells: &[row::ArenaCell],
-        time_range: (u64, u64),
-    ) -> u64 {
-        self.insert_row_as(row, seq, arena, cells, time_range, true)
-    }
-
-    fn insert_row_as(
         &self,
         row: &[u8],
         seq: u64,

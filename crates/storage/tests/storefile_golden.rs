@@ -65,6 +65,19 @@ fn hex_dump(bytes: &[u8]) -> String {
     out
 }
 
+/// Every entry of a store file, in order.
+fn read_back(path: &std::path::Path) -> Vec<(Vec<u8>, u64, Vec<u8>)> {
+    let r = StoreFileReader::open(path, None).unwrap();
+    let mut it = r.scanner(false);
+    it.seek_to_first().unwrap();
+    let mut got = Vec::new();
+    while it.valid() {
+        got.push((it.key().to_vec(), it.seq(), it.value().to_vec()));
+        it.next().unwrap();
+    }
+    got
+}
+
 fn golden(enc: DataBlockEncoding, bloom: BloomType) -> String {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("golden");
@@ -82,15 +95,7 @@ fn golden(enc: DataBlockEncoding, bloom: BloomType) -> String {
     assert!(info.blocks >= 2, "{enc}: {} blocks", info.blocks);
 
     // The golden file must also read back.
-    let r = StoreFileReader::open(&path, None).unwrap();
-    let mut it = r.scanner(false);
-    it.seek_to_first().unwrap();
-    let mut got = Vec::new();
-    while it.valid() {
-        got.push((it.key().to_vec(), it.seq(), it.value().to_vec()));
-        it.next().unwrap();
-    }
-    assert_eq!(got, entries());
+    assert_eq!(read_back(&path), entries());
 
     let mut text = String::new();
     for (k, v) in info.describe() {
@@ -129,16 +134,10 @@ fn version_1_none_file_still_reads() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v1");
     std::fs::write(&path, &bytes).unwrap();
+    assert_eq!(read_back(&path), entries());
+    // Seeks too (restart points of version-1 blocks).
     let r = StoreFileReader::open(&path, None).unwrap();
     let mut it = r.scanner(false);
-    it.seek_to_first().unwrap();
-    let mut got = Vec::new();
-    while it.valid() {
-        got.push((it.key().to_vec(), it.seq(), it.value().to_vec()));
-        it.next().unwrap();
-    }
-    assert_eq!(got, entries());
-    // Seeks too (restart points of version-1 blocks).
     let target = key::encode(b"row1", b"f", b"b", u64::MAX, CellType::Put);
     it.seek(&target).unwrap();
     assert!(it.valid());

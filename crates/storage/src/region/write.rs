@@ -297,8 +297,14 @@ pub(crate) fn insert_edit(stores: &[Store], active: &MemStoreSet, edit: &WalEdit
             lo = lo.min(c.timestamp);
             hi = hi.max(c.timestamp);
         }
-        added +=
-            memstore.insert_sorted_row(&edit.row, edit.seq, Bytes::from(arena), &cells, (lo, hi));
+        added += memstore.insert_row(
+            &edit.row,
+            edit.seq,
+            Bytes::from(arena),
+            &cells,
+            (lo, hi),
+            true,
+        );
     }
     added
 }
