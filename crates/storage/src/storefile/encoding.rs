@@ -104,11 +104,11 @@ impl Layout {
         if code == ROW_SHARED_CODE {
             return (e == DataBlockEncoding::None).then_some(Layout::RowShared);
         }
-        (from_code(code)? == e).then_some(match e {
-            DataBlockEncoding::None | DataBlockEncoding::RowIndexV1 => Layout::Plain,
-            DataBlockEncoding::Prefix => Layout::Prefix,
-            DataBlockEncoding::Diff => Layout::Diff,
-            DataBlockEncoding::FastDiff => Layout::FastDiff,
+        // Any other code is the encoding's own: as written today, except
+        // NONE's code 0, which is version 1's whole keys.
+        (from_code(code)? == e).then_some(match Layout::for_writing(e) {
+            Layout::RowShared => Layout::Plain,
+            layout => layout,
         })
     }
 }
