@@ -6,14 +6,19 @@
 //! ```text
 //! row      := varint(len) bytes  u8(durability)  varint(n_families) family*
 //! family   := varint(len) bytes  varint(n_cells) cell*
-//! cell     := varint(len) qualifier  varint(timestamp)  u8(type)  varint(len) value
+//! cell     := varint(len) qualifier  varint(ts code)  u8(type)  varint(len) value
 //! ```
+//!
+//! The timestamp code is [`ferrobase_types::cell_run::timestamp_code`]:
+//! 0 for "latest", `ts + 1` otherwise, so a client's default timestamp is
+//! one byte on the wire.
 //!
 //! Mutation blocks carry the row's durability; result blocks write 0 there.
 //! This module owns the format; decoding never panics on hostile bytes and
 //! never copies values (they are slices of the received buffer).
 
 use bytes::{BufMut, Bytes, BytesMut};
+use ferrobase_types::cell_run::{timestamp_code, timestamp_of_code};
 use ferrobase_types::{Cell, CellRun, CellType, Durability, RowMutation};
 
 /// A cell block that does not parse.
@@ -77,7 +82,7 @@ fn put_result_row(out: &mut BytesMut, row: &[u8], cells: &[Cell]) {
         put_varint(out, g.len() as u64);
         for c in g {
             put_bytes(out, &c.qualifier);
-            put_varint(out, c.timestamp);
+            put_varint(out, timestamp_code(c.timestamp));
             out.put_u8(c.cell_type.code());
             put_bytes(out, &c.value);
         }
@@ -85,11 +90,18 @@ fn put_result_row(out: &mut BytesMut, row: &[u8], cells: &[Cell]) {
 }
 
 /// Encodes row mutations. A mutation's cells are already in the cell
-/// layout ([`CellRun`]), so each family group is one copy.
-pub fn encode_mutations<'a>(rows: impl IntoIterator<Item = &'a RowMutation>) -> Bytes {
-    let mut out = BytesMut::new();
+/// layout ([`CellRun`]), so each family group is one copy. The block is
+/// sized once up front: growing a multi-megabyte batch by doubling would
+/// copy it again at every step.
+pub fn encode_mutations<'a, I>(rows: I) -> Bytes
+where
+    I: IntoIterator<Item = &'a RowMutation>,
+    I::IntoIter: Clone,
+{
+    let rows = rows.into_iter();
+    let total: usize = rows.clone().map(|m| m.encoded_size() + 8).sum();
+    let mut out = BytesMut::with_capacity(total);
     for m in rows {
-        out.reserve(m.encoded_size() + 8);
         put_row_header(
             &mut out,
             &m.row,
@@ -210,7 +222,7 @@ fn decode_rows(buf: Bytes) -> Result<Vec<RawRow>, CellBlockError> {
             let mut cells = Vec::with_capacity(nc);
             for _ in 0..nc {
                 let q = r.bytes()?;
-                let ts = r.varint()?;
+                let ts = timestamp_of_code(r.varint()?);
                 let t = r.byte()?;
                 let v = r.bytes()?;
                 cells.push((q, ts, t, v));

@@ -28,6 +28,9 @@ pub(crate) fn replay(region: &Region) -> Result<u64> {
         let mut batch: Vec<RowMutation> = Vec::with_capacity(BATCH);
         let mut result = Ok(());
         split::read_recovered(fs, file, &mut |edit| {
+            // The cells keep the timestamps of their first write, not this
+            // replay's clock.
+            let edit = edit.into_resolved();
             let mut m = RowMutation::new(edit.row).with_durability(Durability::SyncWal);
             for fam in edit.families {
                 m.push_family(fam.family, fam.cells);

@@ -2,8 +2,8 @@
 //! (some flushed, some only in its WAL) and "crashes" (its engine is
 //! abandoned, nothing more is flushed); A's WAL is split by region and
 //! region server B, on the same data directory with its own WAL, opens the
-//! region: every write is back, deletes included, and the recovered edits
-//! file is gone.
+//! region: every write is back, deletes included, cells the server
+//! timestamped keep A's timestamps, and the recovered edits file is gone.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use bytes::Bytes;
@@ -35,6 +35,20 @@ fn a_dead_servers_wal_is_replayed_by_the_new_owner() {
         r.mutate(put(&format!("row{i:02}"), &format!("v{i}")))
             .unwrap();
     }
+    // A server-timestamped cell: the WAL keeps it as sent plus the write's
+    // clock reading, which the replay on B must use instead of its own.
+    r.mutate(
+        RowMutation::new("latest")
+            .with_durability(Durability::SyncWal)
+            .put("f", "q", "now"),
+    )
+    .unwrap();
+    let latest_ts = r
+        .get(&Get::new(Bytes::from_static(b"latest")))
+        .unwrap()
+        .first()
+        .map(|c| c.timestamp)
+        .unwrap();
     r.mutate(put("gone", "x")).unwrap();
     r.mutate(
         RowMutation::new("gone")
@@ -51,7 +65,7 @@ fn a_dead_servers_wal_is_replayed_by_the_new_owner() {
         (id == 7).then(|| dir.clone())
     })
     .unwrap();
-    assert_eq!(report.recovered, 52, "{report:?}");
+    assert_eq!(report.recovered, 53, "{report:?}");
     assert_eq!(
         split::recovered_files(&LocalFs::as_given(), &dir)
             .unwrap()
@@ -59,6 +73,17 @@ fn a_dead_servers_wal_is_replayed_by_the_new_owner() {
         1
     );
 
+    // B's clock must have moved past A's last write for the timestamp
+    // check below to mean anything (timestamps are milliseconds).
+    let now_ms = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64
+    };
+    while now_ms() <= latest_ts {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
     let b = RegionServer::open_dirs(&data, &wal_b, Settings::default()).unwrap();
     b.open_region(&table, info).unwrap();
     let r = b.engine().region(7).unwrap();
@@ -77,6 +102,13 @@ fn a_dead_servers_wal_is_replayed_by_the_new_owner() {
         );
     }
     assert_eq!(value("gone"), None, "the delete was replayed too");
+    let replayed = r.get(&Get::new(Bytes::from_static(b"latest"))).unwrap();
+    assert_eq!(replayed.len(), 1);
+    assert_eq!(&replayed[0].value[..], b"now");
+    assert_eq!(
+        replayed[0].timestamp, latest_ts,
+        "A's timestamp, not B's clock"
+    );
     assert!(
         split::recovered_files(&LocalFs::as_given(), &dir)
             .unwrap()

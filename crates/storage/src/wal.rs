@@ -92,12 +92,41 @@ pub struct WalEdit {
     /// (HBase: "the server sets it"). The write path leaves such cells as
     /// the client sent them, instead of copying every run to rewrite them;
     /// the WAL encoder and the memstore insert resolve them through
-    /// [`timestamp_of`](Self::timestamp_of). An edit read back from the log
-    /// has none left, and carries `LATEST_TIMESTAMP` here (resolves nothing).
+    /// [`timestamp_of`](Self::timestamp_of). The WAL stores it once per
+    /// edit (format 2), so an edit read back carries it too; one read from
+    /// a format-1 segment has every cell resolved and `LATEST_TIMESTAMP`
+    /// here (resolves nothing).
     pub now: u64,
 }
 
 impl WalEdit {
+    /// The edit with every `LATEST_TIMESTAMP` cell set to `now`, for a
+    /// caller that hands its cells to a new write (recovered edits), which
+    /// would otherwise stamp them with its own clock. Copies only the runs
+    /// that hold such a cell.
+    pub fn into_resolved(mut self) -> WalEdit {
+        if self.now == ferrobase_types::LATEST_TIMESTAMP {
+            return self;
+        }
+        let now = self.now;
+        for fam in &mut self.families {
+            let resolved = fam.cells.map_timestamps(|c| {
+                Ok::<u64, std::convert::Infallible>(
+                    if c.timestamp == ferrobase_types::LATEST_TIMESTAMP {
+                        now
+                    } else {
+                        c.timestamp
+                    },
+                )
+            });
+            if let Ok(Some(run)) = resolved {
+                fam.cells = run;
+            }
+        }
+        self.now = ferrobase_types::LATEST_TIMESTAMP;
+        self
+    }
+
     /// A cell's timestamp as stored: `now` for `LATEST_TIMESTAMP`.
     #[inline]
     pub fn timestamp_of(&self, ts: u64) -> u64 {

@@ -8,15 +8,23 @@
 //! cells with one copy (or one slice) and no per-cell allocation:
 //!
 //! ```text
-//! cell := varint(len) qualifier  varint(timestamp)  u8(type)  varint(len) value
+//! cell := varint(len) qualifier  varint(ts code)  u8(type)  varint(len) value
 //! run  := cell*                  (the count is kept beside the bytes)
+//!
+//! ts code := 0        for LATEST_TIMESTAMP ("the server's clock")
+//!          | ts + 1   for ts <  LATEST_TIMESTAMP
+//!          | ts       for ts >  LATEST_TIMESTAMP (refused by `check_cell`,
+//!                     but kept distinct so the mapping is a bijection)
 //! ```
 //!
-//! Varints are LEB128. This module owns the layout and its validation. A run
+//! Varints are LEB128. The timestamp code makes the commonest timestamp, a
+//! client's "latest", one byte instead of nine: a `wide53` row carries 53
+//! of them, and every pass over a run (server check, WAL copy, memstore
+//! insert) decodes them. This module owns the layout and its validation. A run
 //! only ever holds bytes that [`CellRun::push`] wrote or [`CellRun::parse`]
 //! checked, so iterating never fails; it never panics on input bytes.
 
-use crate::cell::CellType;
+use crate::cell::{CellType, LATEST_TIMESTAMP};
 use bytes::Bytes;
 use std::fmt;
 
@@ -57,6 +65,27 @@ impl Default for CellRun {
     }
 }
 
+/// The varint value a run stores for timestamp `ts` (see the module docs).
+#[inline]
+pub fn timestamp_code(ts: u64) -> u64 {
+    match ts {
+        LATEST_TIMESTAMP => 0,
+        ts if ts < LATEST_TIMESTAMP => ts + 1,
+        ts => ts,
+    }
+}
+
+/// The timestamp a run's stored code stands for; inverse of
+/// [`timestamp_code`].
+#[inline]
+pub fn timestamp_of_code(code: u64) -> u64 {
+    match code {
+        0 => LATEST_TIMESTAMP,
+        c if c <= LATEST_TIMESTAMP => c - 1,
+        c => c,
+    }
+}
+
 fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
@@ -66,16 +95,22 @@ fn put_varint(out: &mut Vec<u8>, mut v: u64) {
 }
 
 /// Reads a varint at `*pos`; `None` when truncated or longer than 10 bytes.
-#[inline]
+/// Lengths of qualifiers and short values and the "latest" timestamp code
+/// are one byte: that case is inlined into every decoder, the rest is not.
+#[inline(always)]
 fn get_varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
     let first = *buf.get(*pos)?;
-    *pos += 1;
     if first < 0x80 {
-        // Lengths of qualifiers and short values: the common case.
+        *pos += 1;
         return Some(u64::from(first));
     }
-    let mut v = u64::from(first & 0x7f);
-    let mut shift = 7;
+    get_long_varint(buf, pos)
+}
+
+#[inline(never)]
+fn get_long_varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    let mut shift = 0;
     while shift < 64 {
         let b = *buf.get(*pos)?;
         *pos += 1;
@@ -103,7 +138,7 @@ fn get_slice<'a>(buf: &'a [u8], pos: &mut usize) -> Option<&'a [u8]> {
 #[inline]
 fn get_cell<'a>(buf: &'a [u8], pos: &mut usize) -> Result<RunCell<'a>, &'static str> {
     let qualifier = get_slice(buf, pos).ok_or("truncated or oversize qualifier")?;
-    let timestamp = get_varint(buf, pos).ok_or("truncated timestamp")?;
+    let timestamp = timestamp_of_code(get_varint(buf, pos).ok_or("truncated timestamp")?);
     let code = *buf.get(*pos).ok_or("truncated cell type")?;
     let kind = CellType::from_code(code).ok_or("unknown cell type")?;
     *pos += 1;
@@ -149,7 +184,7 @@ impl CellRun {
         }
         varint_len(qualifier as u64)
             + qualifier
-            + varint_len(timestamp)
+            + varint_len(timestamp_code(timestamp))
             + 1
             + varint_len(value as u64)
             + value
@@ -168,7 +203,7 @@ impl CellRun {
         let out = self.owned();
         put_varint(out, qualifier.len() as u64);
         out.extend_from_slice(qualifier);
-        put_varint(out, timestamp);
+        put_varint(out, timestamp_code(timestamp));
         out.push(kind.code());
         put_varint(out, value.len() as u64);
         out.extend_from_slice(value);
@@ -249,6 +284,18 @@ impl CellRun {
     /// length is checked against the bytes left, so a hostile count or
     /// length costs no allocation.
     pub fn parse(buf: &Bytes, start: usize, count: usize) -> Result<(CellRun, usize), RunError> {
+        let end = CellRun::check(buf, start, count)?;
+        let run = CellRun {
+            owned: Vec::new(),
+            shared: Some(buf.slice(start..end)),
+            count,
+        };
+        Ok((run, end))
+    }
+
+    /// Checks that `count` well-formed cells start at `buf[start]`, without
+    /// keeping them; returns the offset just past them.
+    pub fn check(buf: &[u8], start: usize, count: usize) -> Result<usize, RunError> {
         if start > buf.len() {
             return Err(RunError {
                 offset: start,
@@ -259,12 +306,7 @@ impl CellRun {
         for _ in 0..count {
             get_cell(buf, &mut pos).map_err(|what| RunError { offset: pos, what })?;
         }
-        let run = CellRun {
-            owned: Vec::new(),
-            shared: Some(buf.slice(start..pos)),
-            count,
-        };
-        Ok((run, pos))
+        Ok(pos)
     }
 }
 
@@ -325,13 +367,36 @@ mod tests {
     fn golden_bytes_of_one_cell() {
         let mut run = CellRun::new();
         run.push(b"q", 300, CellType::Put, b"vv");
-        // len 1, "q", 300 = 0xAC 0x02, type 4, len 2, "vv"
-        assert_eq!(run.as_bytes(), &[1, b'q', 0xAC, 0x02, 4, 2, b'v', b'v']);
+        // len 1, "q", code 301 = 0xAD 0x02, type 4, len 2, "vv"
+        assert_eq!(run.as_bytes(), &[1, b'q', 0xAD, 0x02, 4, 2, b'v', b'v']);
         assert_eq!(run.as_bytes().len(), CellRun::encoded_cell_len(1, 300, 2));
+        // "Latest" is one byte, code 0.
+        let latest = CellRun::single(b"q", LATEST_TIMESTAMP, CellType::Put, b"");
+        assert_eq!(latest.as_bytes(), &[1, b'q', 0, 4, 0]);
         assert_eq!(
             CellRun::encoded_cell_len(3, LATEST_TIMESTAMP, 0),
-            1 + 3 + 9 + 1 + 1
+            1 + 3 + 1 + 1 + 1
         );
+        let zero = CellRun::single(b"q", 0, CellType::Put, b"");
+        assert_eq!(zero.as_bytes(), &[1, b'q', 1, 4, 0]);
+    }
+
+    #[test]
+    fn timestamp_codes_are_a_bijection_at_the_edges() {
+        for ts in [
+            0,
+            1,
+            1_700_000_000_000,
+            LATEST_TIMESTAMP - 1,
+            LATEST_TIMESTAMP,
+            LATEST_TIMESTAMP + 1,
+            u64::MAX,
+        ] {
+            assert_eq!(timestamp_of_code(timestamp_code(ts)), ts, "{ts}");
+        }
+        assert_eq!(timestamp_code(LATEST_TIMESTAMP - 1), LATEST_TIMESTAMP);
+        assert_eq!(timestamp_code(LATEST_TIMESTAMP + 1), LATEST_TIMESTAMP + 1);
+        assert_eq!(timestamp_of_code(LATEST_TIMESTAMP), LATEST_TIMESTAMP - 1);
     }
 
     #[test]

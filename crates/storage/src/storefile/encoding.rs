@@ -231,6 +231,10 @@ pub(crate) fn encode_entry(
             put_varint(out, value.len() as u64);
             put_varint(out, seq);
             out.extend_from_slice(suffix);
+            // `prev.key` already holds the shared part: copy only the rest
+            // (a row-sharing entry's key is mostly its row).
+            prev.key.truncate(shared);
+            prev.key.extend_from_slice(suffix);
         }
         Layout::Diff => {
             let (col, ts, typ) = split_key(key);
@@ -296,8 +300,10 @@ pub(crate) fn encode_entry(
         }
     }
     out.extend_from_slice(value);
-    prev.key.clear();
-    prev.key.extend_from_slice(key);
+    if !matches!(layout, Layout::RowShared | Layout::Prefix) {
+        prev.key.clear();
+        prev.key.extend_from_slice(key);
+    }
     prev.vlen = value.len();
     prev.seq = seq;
 }

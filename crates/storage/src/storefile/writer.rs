@@ -18,7 +18,6 @@ use super::index::IndexBuilder;
 use super::trailer::{Section, Trailer};
 use crate::error::{Result, StorageError};
 use crate::fs::{FileWriter, LocalFs, Storage};
-use crate::iter::compare_entries;
 use ferrobase_types::key::{self, KeyRef};
 use ferrobase_types::{BloomType, CellType, Compression, DataBlockEncoding, FamilyDescriptor};
 use std::cmp::Ordering;
@@ -154,23 +153,33 @@ impl StoreFileWriter {
                 key.len() + value.len()
             )));
         }
-        let (new_row, new_col) = if self.entries == 0 {
-            (true, true)
-        } else {
-            if compare_entries(&self.last_key, self.last_seq, key, seq) == Ordering::Greater {
-                return Err(StorageError::InvalidRequest(format!(
-                    "store file {}: entry {} (seq {seq}) is out of order after {} (seq {})",
-                    self.path.display(),
-                    key_text(key),
-                    key_text(&self.last_key),
-                    self.last_seq
-                )));
+        let (new_row, new_col) = match KeyRef::parse(&self.last_key) {
+            None => (true, true),
+            Some(last) => {
+                // One row comparison serves both the order check and the
+                // bloom's "new row" (a flush appends ~50 cells per row of
+                // `wide53`, each repeating its 64-byte row).
+                let row_order = last.row.cmp(k.row);
+                let same_col = row_order == Ordering::Equal
+                    && last.family == k.family
+                    && last.qualifier == k.qualifier;
+                let order = row_order
+                    .then_with(|| key::short_cmp(last.family, k.family))
+                    .then_with(|| last.qualifier.cmp(k.qualifier))
+                    .then_with(|| k.timestamp.cmp(&last.timestamp))
+                    .then_with(|| k.type_code.cmp(&last.type_code))
+                    .then_with(|| seq.cmp(&self.last_seq));
+                if order == Ordering::Greater {
+                    return Err(StorageError::InvalidRequest(format!(
+                        "store file {}: entry {} (seq {seq}) is out of order after {} (seq {})",
+                        self.path.display(),
+                        key_text(key),
+                        key_text(&self.last_key),
+                        self.last_seq
+                    )));
+                }
+                (row_order != Ordering::Equal, !same_col)
             }
-            let col = key.get(..key.len() - TS_TYPE_LEN);
-            let last_col = self
-                .last_key
-                .get(..self.last_key.len().saturating_sub(TS_TYPE_LEN));
-            (key::row_of(&self.last_key) != Some(k.row), col != last_col)
         };
         if let Some(b) = &mut self.bloom {
             if new_row {

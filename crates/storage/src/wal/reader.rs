@@ -38,6 +38,7 @@ pub(crate) struct SegmentReader {
     pos: u64,
     end: u64,
     payload: Vec<u8>,
+    version: u32,
 }
 
 impl SegmentReader {
@@ -56,23 +57,29 @@ impl SegmentReader {
         }
         let mut header = [0u8; HEADER_LEN as usize];
         reader.read_exact(&mut header).map_err(io)?;
-        match segment::check_header(&header) {
-            HeaderCheck::Ok => {}
+        let version = match segment::check_header(&header) {
+            HeaderCheck::Ok(version) => version,
             HeaderCheck::Short => return Ok(Opened::Short(len)),
             HeaderCheck::Bad(why) => return Ok(Opened::BadHeader(why)),
-        }
+        };
         Ok(Opened::Reader(SegmentReader {
             path: path.to_path_buf(),
             reader,
             pos: HEADER_LEN,
             end,
             payload: Vec::new(),
+            version,
         }))
     }
 
     /// Bytes this reader covers.
     pub(crate) fn end(&self) -> u64 {
         self.end
+    }
+
+    /// The segment's format version (how to decode its payloads).
+    pub(crate) fn version(&self) -> u32 {
+        self.version
     }
 
     /// The payload of the last [`Next::Record`].

@@ -6,19 +6,32 @@
 //! | marker | payload len | CRC32C      | payload (one WalEdit)      |
 //! | 0xA7   | u32 LE      | u32 LE      | len bytes                  |
 //! +--------+-------------+-------------+----------------------------+
-//! payload: region varint | seq varint | row (len-prefixed) | nfam varint
-//!          per family: name (len-prefixed) | ncells varint
-//!            per cell: type u8 | qualifier (len-prefixed) | ts varint | value (len-prefixed)
+//! payload, version 2 (written):
+//!   region varint | seq varint | now varint (ts code) | row (len-prefixed) | nfam varint
+//!   per family: name (len-prefixed) | ncells varint | the family's cell run, as sent
+//!     run cell: qualifier (len-prefixed) | ts code varint | type u8 | value (len-prefixed)
+//! payload, version 1 (still read):
+//!   region varint | seq varint | row (len-prefixed) | nfam varint
+//!   per family: name (len-prefixed) | ncells varint
+//!     per cell: type u8 | qualifier (len-prefixed) | ts varint | value (len-prefixed)
 //! ```
 //!
+//! Version 2 stores each family's cells in the run layout they arrive in
+//! ([`CellRun`], the cell-block layout), so encoding a write is a copy and
+//! decoding one shares the payload. A cell whose timestamp code is 0
+//! ("latest") takes the edit's `now`: the server's clock reading is stored
+//! once per edit, not once per cell.
+//!
 //! This module owns the byte layout and nothing else: it never does I/O and
-//! never panics on input bytes. Every read goes through [`Cursor`], every
-//! count is bounded by the bytes left, so garbage costs no allocation.
-//! Row and family are written once per edit, never per cell (DESIGN rule 6).
+//! never panics on input bytes. Every read goes through [`Cursor`] or
+//! [`CellRun::parse`], every count is bounded by the bytes left, so garbage
+//! costs no allocation. Row and family are written once per edit, never
+//! per cell (DESIGN rule 6).
 
 use super::{WalEdit, WalFamily};
 use crate::codec::{Cursor, put_varint};
 use bytes::Bytes;
+use ferrobase_types::cell_run::{timestamp_code, timestamp_of_code};
 use ferrobase_types::{CellRun, CellType, LATEST_TIMESTAMP};
 
 /// First byte of every record. Not 0x00 (zero-filled tails) nor 0xFF.
@@ -30,7 +43,8 @@ pub(crate) const FRAME_HEADER_LEN: usize = 9;
 pub(crate) const MAX_PAYLOAD: usize = 256 << 20;
 /// Smallest possible payload: region, seq, row length, family count.
 pub(crate) const MIN_PAYLOAD: usize = 4;
-/// Smallest encoded cell: type, qualifier length, timestamp, value length.
+/// Smallest encoded cell (both versions): type, qualifier length,
+/// timestamp, value length.
 const MIN_CELL: usize = 4;
 /// Smallest encoded family: name length, cell count.
 const MIN_FAMILY: usize = 2;
@@ -49,17 +63,13 @@ pub(crate) fn encode(edit: &WalEdit, out: &mut Vec<u8>) -> Result<(), TooLarge> 
     out.extend_from_slice(&[MARKER, 0, 0, 0, 0, 0, 0, 0, 0]);
     put_varint(out, edit.region_id);
     put_varint(out, edit.seq);
+    put_varint(out, timestamp_code(edit.now));
     put_bytes(out, &edit.row);
     put_varint(out, edit.families.len() as u64);
     for fam in &edit.families {
         put_bytes(out, &fam.family);
         put_varint(out, fam.cells.len() as u64);
-        for cell in &fam.cells {
-            out.push(cell.kind.code());
-            put_bytes(out, cell.qualifier);
-            put_varint(out, edit.timestamp_of(cell.timestamp));
-            put_bytes(out, cell.value);
-        }
+        out.extend_from_slice(fam.cells.as_bytes());
     }
     let payload_start = start + FRAME_HEADER_LEN;
     let len = out.len() - payload_start;
@@ -76,8 +86,8 @@ pub(crate) fn encode(edit: &WalEdit, out: &mut Vec<u8>) -> Result<(), TooLarge> 
 }
 
 /// An upper bound of a record's size (every varint counted at its widest),
-/// so encoding reserves once instead of growing per field. A cell takes
-/// exactly its run's bytes (same fields, another order).
+/// so encoding reserves once instead of growing per field. Cells take
+/// exactly their run's bytes.
 pub(crate) fn max_encoded_len(edit: &WalEdit) -> usize {
     const V: usize = 10;
     let families: usize = edit
@@ -85,7 +95,7 @@ pub(crate) fn max_encoded_len(edit: &WalEdit) -> usize {
         .iter()
         .map(|f| 2 * V + f.family.len() + f.cells.as_bytes().len())
         .sum();
-    FRAME_HEADER_LEN + 4 * V + edit.row.len() + families
+    FRAME_HEADER_LEN + 5 * V + edit.row.len() + families
 }
 
 fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
@@ -157,17 +167,26 @@ pub(crate) fn peek_region_seq(payload: &[u8]) -> Option<(u64, u64)> {
     Some((c.varint()?, c.varint()?))
 }
 
-/// Walks a whole payload without allocating; `Some((region, seq))` when it
-/// is a well-formed edit that uses every byte. Open uses this to validate.
-pub(crate) fn validate(payload: &[u8]) -> Option<(u64, u64)> {
+/// Walks a whole payload of segment format `version` without allocating;
+/// `Some((region, seq))` when it is a well-formed edit that uses every
+/// byte. Open uses this to validate.
+pub(crate) fn validate(payload: &[u8], version: u32) -> Option<(u64, u64)> {
     let mut c = Cursor::new(payload);
     let region = c.varint()?;
     let seq = c.varint()?;
+    if version >= 2 {
+        c.varint()?;
+    }
     c.len_prefixed()?;
     let families = c.len(c.remaining() / MIN_FAMILY)?;
     for _ in 0..families {
         c.len_prefixed()?;
         let cells = c.len(c.remaining() / MIN_CELL)?;
+        if version >= 2 {
+            let end = CellRun::check(payload, c.position(), cells).ok()?;
+            c.bytes(end.checked_sub(c.position())?)?;
+            continue;
+        }
         for _ in 0..cells {
             CellType::from_code(c.u8()?)?;
             c.len_prefixed()?;
@@ -178,10 +197,40 @@ pub(crate) fn validate(payload: &[u8]) -> Option<(u64, u64)> {
     c.is_empty().then_some((region, seq))
 }
 
-/// Decodes a payload into an edit whose row and families share `payload`'s
-/// buffer; each family's cells are copied into one run (replay and split
-/// only, never the write path). `None` if malformed.
-pub(crate) fn decode(payload: &Bytes) -> Option<WalEdit> {
+/// Decodes a payload of segment format `version` into an edit whose row,
+/// families and (version 2) cells share `payload`'s buffer. Replay and
+/// split only, never the write path. `None` if malformed.
+pub(crate) fn decode(payload: &Bytes, version: u32) -> Option<WalEdit> {
+    if version < 2 {
+        return decode_v1(payload);
+    }
+    let mut c = Cursor::new(payload);
+    let region_id = c.varint()?;
+    let seq = c.varint()?;
+    let now = timestamp_of_code(c.varint()?);
+    let row = slice(payload, c.len_prefixed()?);
+    let nfam = c.len(c.remaining() / MIN_FAMILY)?;
+    let mut families = Vec::with_capacity(nfam);
+    for _ in 0..nfam {
+        let family = slice(payload, c.len_prefixed()?);
+        let ncells = c.len(c.remaining() / MIN_CELL)?;
+        let (cells, end) = CellRun::parse(payload, c.position(), ncells).ok()?;
+        c.bytes(end.checked_sub(c.position())?)?;
+        families.push(WalFamily { family, cells });
+    }
+    c.is_empty().then_some(WalEdit {
+        region_id,
+        seq,
+        row,
+        families,
+        now,
+    })
+}
+
+/// Version 1: cells in their own field order with resolved timestamps,
+/// copied into one run per family. The edit carries `LATEST_TIMESTAMP` as
+/// its `now` (nothing is left to resolve).
+fn decode_v1(payload: &Bytes) -> Option<WalEdit> {
     let mut c = Cursor::new(payload);
     let region_id = c.varint()?;
     let seq = c.varint()?;
@@ -263,21 +312,63 @@ mod tests {
     }
 
     #[test]
-    fn latest_timestamps_are_written_resolved() {
+    fn latest_cells_are_copied_as_sent_and_take_the_edits_now() {
         let mut edit = sample(3, 9, 4);
         let mut run = CellRun::new();
         run.push(b"a", LATEST_TIMESTAMP, CellType::Put, b"x");
         run.push(b"b", 77, CellType::Put, b"y");
-        edit.families[0].cells = run;
+        edit.families[0].cells = run.clone();
         edit.now = 1_234_567;
         let mut out = Vec::new();
         encode(&edit, &mut out).unwrap();
-        let back = decode(&payload_of(&out)).unwrap();
-        let ts: Vec<u64> = back.families[0].cells.iter().map(|c| c.timestamp).collect();
+        // The run's bytes are in the record as they are.
+        let count = out
+            .windows(run.as_bytes().len())
+            .filter(|w| *w == run.as_bytes())
+            .count();
+        assert_eq!(count, 1);
+        let back = decode(&payload_of(&out), 2).unwrap();
+        assert_eq!(back, edit);
+        let ts: Vec<u64> = back.families[0]
+            .cells
+            .iter()
+            .map(|c| back.timestamp_of(c.timestamp))
+            .collect();
         assert_eq!(ts, [1_234_567, 77]);
-        // Read back, nothing is left to resolve.
-        assert_eq!(back.now, LATEST_TIMESTAMP);
-        assert_eq!(back.timestamp_of(LATEST_TIMESTAMP), LATEST_TIMESTAMP);
+        let resolved = back.into_resolved();
+        let ts: Vec<u64> = resolved.families[0]
+            .cells
+            .iter()
+            .map(|c| c.timestamp)
+            .collect();
+        assert_eq!(ts, [1_234_567, 77]);
+        assert_eq!(resolved.now, LATEST_TIMESTAMP);
+    }
+
+    /// A record written by format 1 (before runs were copied as sent),
+    /// from `sample(3, 9, 5)` plus a cell `late`@42 = `v`.
+    const V1_RECORD: &str = "a77900000022a6cfb603090c726f772d303030303030303902026366060402713080d095ffbc31000802713181d095ffbc31030101010c02713282d095ffbc31060202020202020e02713383d095ffbc31090303030303030303030402713484d095ffbc310c04040404040404040404040404046c6174652a017605656d70747900";
+
+    #[test]
+    fn version_1_records_still_decode() {
+        let bytes: Vec<u8> = (0..V1_RECORD.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&V1_RECORD[i..i + 2], 16).unwrap())
+            .collect();
+        assert_eq!(valid_frame_len(&bytes), Some(bytes.len()));
+        let payload = payload_of(&bytes);
+        let mut expected = sample(3, 9, 5);
+        expected.families[0]
+            .cells
+            .push(b"late", 42, CellType::Put, b"v");
+        assert_eq!(validate(&payload, 1), Some((3, 9)));
+        assert_eq!(decode(&payload, 1), Some(expected.clone()));
+        // The same edit in format 2 is another payload; neither parses as
+        // the other version's edit of the same content.
+        let mut out = Vec::new();
+        encode(&expected, &mut out).unwrap();
+        assert_ne!(out, bytes);
+        assert_ne!(decode(&payload, 2), Some(expected));
     }
 
     #[test]
@@ -292,8 +383,8 @@ mod tests {
             assert_eq!(header.len, rec.len() - FRAME_HEADER_LEN);
             let payload = payload_of(rec);
             assert_eq!(peek_region_seq(&payload), Some((7, u64::MAX - 3)));
-            assert_eq!(validate(&payload), Some((7, u64::MAX - 3)));
-            assert_eq!(decode(&payload), Some(edit));
+            assert_eq!(validate(&payload, 2), Some((7, u64::MAX - 3)));
+            assert_eq!(decode(&payload, 2), Some(edit));
         }
     }
 
@@ -315,8 +406,8 @@ mod tests {
             assert_eq!(valid_frame_len(&out[..cut]), None, "cut at {cut}");
             let payload =
                 Bytes::copy_from_slice(out.get(FRAME_HEADER_LEN..cut).unwrap_or_default());
-            assert_eq!(decode(&payload), None);
-            assert_eq!(validate(&payload), None);
+            assert_eq!(decode(&payload, 2), None);
+            assert_eq!(validate(&payload, 2), None);
         }
         for i in 0..out.len() {
             let mut bad = out.clone();
@@ -340,12 +431,14 @@ mod tests {
         let mut out = Vec::new();
         encode(&sample(1, 1, 1), &mut out).unwrap();
         let mut payload = out[FRAME_HEADER_LEN..].to_vec();
-        // region, seq, row "row-00000001" (1+12), nfam, "cf" (1+2), ncells, then the type byte.
-        let type_at = 1 + 1 + 13 + 1 + 3 + 1;
+        // region, seq, now, row "row-00000001" (1+12), nfam, "cf" (1+2),
+        // ncells, then the run: "q0" (1+2), timestamp code, the type byte.
+        let ts_len = crate::codec::varint_len(timestamp_code(1_700_000_000_000));
+        let type_at = 1 + 1 + 1 + 13 + 1 + 3 + 1 + 3 + ts_len;
         assert_eq!(payload[type_at], CellType::Put.code());
         payload[type_at] = 99;
-        assert_eq!(validate(&payload), None);
-        assert_eq!(decode(&Bytes::from(payload)), None);
+        assert_eq!(validate(&payload, 2), None);
+        assert_eq!(decode(&Bytes::from(payload), 2), None);
     }
 
     #[test]
@@ -361,8 +454,9 @@ mod tests {
         #[test]
         fn garbage_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
             let b = Bytes::from(bytes.clone());
-            let _ = decode(&b);
-            let _ = validate(&b);
+            let _ = decode(&b, 2);
+            let _ = validate(&b, 2);
+            prop_assert_eq!(decode(&b, 1).map(|e| (e.region_id, e.seq)), validate(&b, 1));
             let _ = peek_region_seq(&b);
             let _ = valid_frame_len(&b);
             // A garbage payload behind a correct frame header must not panic either.
@@ -374,7 +468,7 @@ mod tests {
                 prop_assert_eq!(valid_frame_len(&framed), Some(framed.len()));
             }
             // Decoding agrees with validation.
-            prop_assert_eq!(decode(&b).map(|e| (e.region_id, e.seq)), validate(&b));
+            prop_assert_eq!(decode(&b, 2).map(|e| (e.region_id, e.seq)), validate(&b, 2));
         }
 
         #[test]
@@ -382,7 +476,7 @@ mod tests {
             let edit = sample(region, seq, cells);
             let mut out = Vec::new();
             encode(&edit, &mut out).unwrap();
-            prop_assert_eq!(decode(&payload_of(&out)), Some(edit));
+            prop_assert_eq!(decode(&payload_of(&out), 2), Some(edit));
         }
     }
 }

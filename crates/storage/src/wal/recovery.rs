@@ -122,7 +122,8 @@ fn scan(
     loop {
         match reader.next()? {
             Next::Record { offset } => {
-                let Some((region, seq)) = record::validate(reader.payload()) else {
+                let Some((region, seq)) = record::validate(reader.payload(), reader.version())
+                else {
                     // The CRC matched, so these are the bytes we wrote: a
                     // decoder mismatch, never a torn write. Do not truncate.
                     return Err(StorageError::corrupt(

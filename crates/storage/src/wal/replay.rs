@@ -61,6 +61,7 @@ pub(crate) fn replay(
                 }
                 Next::Record { offset } => offset,
             };
+            let version = reader.version();
             let payload = reader.payload();
             let not_an_edit = || {
                 StorageError::corrupt(
@@ -75,7 +76,8 @@ pub(crate) fn replay(
             }
             // One copy per delivered edit: its cells share it, and it pins
             // only this edit's bytes, not the segment's.
-            let edit = record::decode(&Bytes::copy_from_slice(payload)).ok_or_else(not_an_edit)?;
+            let edit = record::decode(&Bytes::copy_from_slice(payload), version)
+                .ok_or_else(not_an_edit)?;
             f(edit)?;
             delivered += 1;
         }

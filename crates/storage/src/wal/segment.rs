@@ -18,8 +18,10 @@ use std::path::{Path, PathBuf};
 
 /// First 8 bytes of every segment.
 pub(crate) const MAGIC: &[u8; 8] = b"FBWALSEG";
-/// The only format version this code reads and writes.
-pub(crate) const VERSION: u32 = 1;
+/// The format version this code writes (see `record` for what changed).
+pub(crate) const VERSION: u32 = 2;
+/// The oldest format version this code still reads.
+pub(crate) const MIN_READ_VERSION: u32 = 1;
 /// Magic + version.
 pub(crate) const HEADER_LEN: u64 = 12;
 
@@ -63,7 +65,8 @@ pub(crate) fn header() -> [u8; HEADER_LEN as usize] {
 /// What the first bytes of an existing segment say.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum HeaderCheck {
-    Ok,
+    /// A readable segment of this format version.
+    Ok(u32),
     /// Shorter than a header: a segment whose creation was cut short.
     Short,
     Bad(String),
@@ -82,12 +85,12 @@ pub(crate) fn check_header(bytes: &[u8]) -> HeaderCheck {
             ferrobase_types::binary::to_string_binary(MAGIC)
         ));
     }
-    if version != VERSION {
+    if !(MIN_READ_VERSION..=VERSION).contains(&version) {
         return HeaderCheck::Bad(format!(
-            "unsupported WAL format version {version} (this build reads {VERSION})"
+            "unsupported WAL format version {version} (this build reads {MIN_READ_VERSION} to {VERSION})"
         ));
     }
-    HeaderCheck::Ok
+    HeaderCheck::Ok(version)
 }
 
 /// Creates segment `id` with its header, durably (the storage syncs the
@@ -125,11 +128,17 @@ mod tests {
     #[test]
     fn header_checks() {
         let h = header();
-        assert_eq!(check_header(&h), HeaderCheck::Ok);
+        assert_eq!(check_header(&h), HeaderCheck::Ok(VERSION));
         assert_eq!(check_header(&h[..5]), HeaderCheck::Short);
-        let mut v2 = h;
-        v2[8] = 2;
-        assert!(matches!(check_header(&v2), HeaderCheck::Bad(m) if m.contains("version 2")));
+        let mut v1 = h;
+        v1[8] = 1;
+        assert_eq!(check_header(&v1), HeaderCheck::Ok(1));
+        let mut v3 = h;
+        v3[8] = 3;
+        assert!(matches!(check_header(&v3), HeaderCheck::Bad(m) if m.contains("version 3")));
+        let mut v0 = h;
+        v0[8] = 0;
+        assert!(matches!(check_header(&v0), HeaderCheck::Bad(m) if m.contains("version 0")));
         assert!(matches!(check_header(&[0; 12]), HeaderCheck::Bad(m) if m.contains("magic")));
     }
 }

@@ -127,13 +127,14 @@ fn read_file(
             Next::End => return Ok(None),
             Next::Record { offset } => {
                 let edit =
-                    record::decode(&Bytes::copy_from_slice(reader.payload())).ok_or_else(|| {
-                        StorageError::corrupt(
-                            path,
-                            offset,
-                            "record passes its CRC but is not a valid edit",
-                        )
-                    })?;
+                    record::decode(&Bytes::copy_from_slice(reader.payload()), reader.version())
+                        .ok_or_else(|| {
+                            StorageError::corrupt(
+                                path,
+                                offset,
+                                "record passes its CRC but is not a valid edit",
+                            )
+                        })?;
                 f(edit)?;
             }
             Next::Bad { offset, reason } if tolerate_tail => {
