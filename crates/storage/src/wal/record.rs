@@ -201,21 +201,28 @@ pub(crate) fn validate(payload: &[u8], version: u32) -> Option<(u64, u64)> {
 /// families and (version 2) cells share `payload`'s buffer. Replay and
 /// split only, never the write path. `None` if malformed.
 pub(crate) fn decode(payload: &Bytes, version: u32) -> Option<WalEdit> {
-    if version < 2 {
-        return decode_v1(payload);
-    }
     let mut c = Cursor::new(payload);
     let region_id = c.varint()?;
     let seq = c.varint()?;
-    let now = timestamp_of_code(c.varint()?);
+    // Version 1 stored resolved timestamps: nothing is left to resolve.
+    let now = if version >= 2 {
+        timestamp_of_code(c.varint()?)
+    } else {
+        LATEST_TIMESTAMP
+    };
     let row = slice(payload, c.len_prefixed()?);
     let nfam = c.len(c.remaining() / MIN_FAMILY)?;
     let mut families = Vec::with_capacity(nfam);
     for _ in 0..nfam {
         let family = slice(payload, c.len_prefixed()?);
         let ncells = c.len(c.remaining() / MIN_CELL)?;
-        let (cells, end) = CellRun::parse(payload, c.position(), ncells).ok()?;
-        c.bytes(end.checked_sub(c.position())?)?;
+        let cells = if version >= 2 {
+            let (cells, end) = CellRun::parse(payload, c.position(), ncells).ok()?;
+            c.bytes(end.checked_sub(c.position())?)?;
+            cells
+        } else {
+            decode_v1_cells(&mut c, ncells)?
+        };
         families.push(WalFamily { family, cells });
     }
     c.is_empty().then_some(WalEdit {
@@ -227,36 +234,17 @@ pub(crate) fn decode(payload: &Bytes, version: u32) -> Option<WalEdit> {
     })
 }
 
-/// Version 1: cells in their own field order with resolved timestamps,
-/// copied into one run per family. The edit carries `LATEST_TIMESTAMP` as
-/// its `now` (nothing is left to resolve).
-fn decode_v1(payload: &Bytes) -> Option<WalEdit> {
-    let mut c = Cursor::new(payload);
-    let region_id = c.varint()?;
-    let seq = c.varint()?;
-    let row = slice(payload, c.len_prefixed()?);
-    let nfam = c.len(c.remaining() / MIN_FAMILY)?;
-    let mut families = Vec::with_capacity(nfam);
-    for _ in 0..nfam {
-        let family = slice(payload, c.len_prefixed()?);
-        let ncells = c.len(c.remaining() / MIN_CELL)?;
-        let mut cells = CellRun::new();
-        for _ in 0..ncells {
-            let cell_type = CellType::from_code(c.u8()?)?;
-            let qualifier = c.len_prefixed()?;
-            let timestamp = c.varint()?;
-            let value = c.len_prefixed()?;
-            cells.push(qualifier, timestamp, cell_type, value);
-        }
-        families.push(WalFamily { family, cells });
+/// Version 1's cells, in their own field order, copied into one run.
+fn decode_v1_cells(c: &mut Cursor<'_>, ncells: usize) -> Option<CellRun> {
+    let mut cells = CellRun::new();
+    for _ in 0..ncells {
+        let cell_type = CellType::from_code(c.u8()?)?;
+        let qualifier = c.len_prefixed()?;
+        let timestamp = c.varint()?;
+        let value = c.len_prefixed()?;
+        cells.push(qualifier, timestamp, cell_type, value);
     }
-    c.is_empty().then_some(WalEdit {
-        region_id,
-        seq,
-        row,
-        families,
-        now: LATEST_TIMESTAMP,
-    })
+    Some(cells)
 }
 
 /// `sub` always comes from a cursor over `buf`, so `slice_ref` cannot fail;
