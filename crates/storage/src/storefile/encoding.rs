@@ -205,10 +205,13 @@ pub(crate) fn encode_entry(
     layout: Layout,
     prev: &mut Prev,
     out: &mut Vec<u8>,
-    key: &[u8],
+    (key, same_row): (&[u8], bool),
     seq: u64,
     value: &[u8],
 ) {
+    // `prev` is the previous entry unless a restart just cleared it; a row
+    // and family known to repeat need no byte comparison.
+    let same_row_family = same_row && !prev.key.is_empty();
     match layout {
         Layout::Plain => {
             put_varint(out, key.len() as u64);
@@ -217,13 +220,19 @@ pub(crate) fn encode_entry(
             out.extend_from_slice(key);
         }
         Layout::RowShared | Layout::Prefix => {
+            let row_family = row_family_len(key);
+            let known = match row_family {
+                Some(n) if same_row_family || prev.key.get(..n) == key.get(..n) => n,
+                _ => 0,
+            };
             let shared = if layout == Layout::Prefix {
-                shared_len(&prev.key, key)
+                known
+                    + shared_len(
+                        prev.key.get(known..).unwrap_or_default(),
+                        key.get(known..).unwrap_or_default(),
+                    )
             } else {
-                match row_family_len(key) {
-                    Some(n) if prev.key.get(..n) == key.get(..n) => n,
-                    _ => 0,
-                }
+                known
             };
             let suffix = key.get(shared..).unwrap_or_default();
             put_varint(out, shared as u64);
@@ -472,8 +481,26 @@ mod tests {
         let mut prev = Prev::default();
         let mut out = Vec::new();
         for (k, s, v) in entries {
-            encode_entry(encoding, &mut prev, &mut out, k, *s, v);
+            encode_entry(encoding, &mut prev, &mut out, (k, false), *s, v);
         }
+        // The writer's "same row as the previous entry" hint changes no byte.
+        let mut hinted_prev = Prev::default();
+        let mut hinted = Vec::new();
+        let mut last_row: Option<&[u8]> = None;
+        for (k, s, v) in entries {
+            let row = key::row_of(k);
+            let same_row = last_row.is_some() && last_row == row;
+            encode_entry(
+                encoding,
+                &mut hinted_prev,
+                &mut hinted,
+                (k, same_row),
+                *s,
+                v,
+            );
+            last_row = row;
+        }
+        assert_eq!(hinted, out, "{encoding:?}: hinted bytes differ");
         let mut cur = Prev::default();
         let mut pos = 0;
         for (k, s, v) in entries {
@@ -533,7 +560,7 @@ mod tests {
         let mut prev = Prev::default();
         let mut out = Vec::new();
         for (k, s, v) in &entries[..2] {
-            encode_entry(Layout::RowShared, &mut prev, &mut out, k, *s, v);
+            encode_entry(Layout::RowShared, &mut prev, &mut out, (k, false), *s, v);
         }
         // Second entry: shared = 68, then the rest of its key (q1 ts type).
         let second = entries[0].0.len() + 5;
@@ -541,7 +568,14 @@ mod tests {
         // A new row, or a family change, shares nothing.
         let other = key::encode(b"s", b"f", b"q", 7, CellType::Put);
         let mut out2 = Vec::new();
-        encode_entry(Layout::RowShared, &mut prev, &mut out2, &other, 3, b"v");
+        encode_entry(
+            Layout::RowShared,
+            &mut prev,
+            &mut out2,
+            (&other, false),
+            3,
+            b"v",
+        );
         assert_eq!(out2.first(), Some(&0));
     }
 

@@ -202,13 +202,21 @@ impl StoreFileWriter {
             self.block_first_key.clear();
             self.block_first_key.extend_from_slice(key);
         }
-        self.block.add(key, seq, value);
+        self.block.add(key, seq, value, !new_row);
 
         if self.entries == 0 {
             self.first_key = key.to_vec();
         }
-        self.last_key.clear();
-        self.last_key.extend_from_slice(key);
+        // Within a row only the column part changes: copy just that.
+        let row_end = 2 + k.row.len();
+        if new_row || self.last_key.len() < row_end {
+            self.last_key.clear();
+            self.last_key.extend_from_slice(key);
+        } else {
+            self.last_key.truncate(row_end);
+            self.last_key
+                .extend_from_slice(key.get(row_end..).unwrap_or_default());
+        }
         self.last_seq = seq;
         self.entries += 1;
         self.key_bytes += key.len() as u64;

@@ -58,14 +58,23 @@ impl BlockBuilder {
     }
 
     /// Appends an entry. The caller keeps the block under 4 GiB (restart
-    /// offsets are u32), which `MAX_BLOCK_LEN` guarantees.
-    pub fn add(&mut self, key: &[u8], seq: u64, value: &[u8]) {
+    /// offsets are u32), which `MAX_BLOCK_LEN` guarantees. `same_row`: the
+    /// previous `add` had the same row and family (a store file holds one
+    /// family), so the encoder need not compare them again.
+    pub fn add(&mut self, key: &[u8], seq: u64, value: &[u8], same_row: bool) {
         if self.restart_due(key) {
             self.restarts.push(self.buf.len() as u32);
             self.prev.reset();
             self.since_restart = 0;
         }
-        encoding::encode_entry(self.layout, &mut self.prev, &mut self.buf, key, seq, value);
+        encoding::encode_entry(
+            self.layout,
+            &mut self.prev,
+            &mut self.buf,
+            (key, same_row),
+            seq,
+            value,
+        );
         self.since_restart += 1;
         self.entries += 1;
     }

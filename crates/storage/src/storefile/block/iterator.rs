@@ -272,8 +272,12 @@ mod tests {
 
     fn build(encoding: DataBlockEncoding, es: &[(Vec<u8>, u64, Vec<u8>)]) -> Bytes {
         let mut b = BlockBuilder::new(encoding, 1024);
+        let mut last_row = None;
         for (k, s, v) in es {
-            b.add(k, *s, v);
+            // The writer's hint, across restarts too.
+            let row = key::row_of(k);
+            b.add(k, *s, v, last_row.is_some() && last_row == row);
+            last_row = row;
         }
         Bytes::copy_from_slice(b.finish())
     }
