@@ -25,6 +25,7 @@
 //! This module never interprets the bytes it moves.
 
 pub mod local;
+pub mod pipelined;
 pub mod s3;
 
 pub use local::LocalFs;

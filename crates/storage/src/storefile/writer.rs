@@ -17,6 +17,7 @@ use super::fileinfo::{FileInfo, key_text};
 use super::index::IndexBuilder;
 use super::trailer::{Section, Trailer};
 use crate::error::{Result, StorageError};
+use crate::fs::pipelined::PipelinedWriter;
 use crate::fs::{FileWriter, LocalFs, Storage};
 use ferrobase_types::key::{self, KeyRef};
 use ferrobase_types::{BloomType, CellType, Compression, DataBlockEncoding, FamilyDescriptor};
@@ -83,8 +84,12 @@ impl StoreFileWriter {
         family: &FamilyDescriptor,
         expected_entries: u64,
     ) -> Result<StoreFileWriter> {
-        let out = fs.create(path)?;
-        let path = &PathBuf::from(fs.display(path));
+        let path_shown = PathBuf::from(fs.display(path));
+        // Blocks are written by a thread of their own: a flush is one thread
+        // per store, and its write(2) copies need not wait in line with it.
+        let out: Box<dyn FileWriter> =
+            Box::new(PipelinedWriter::new(fs.create(path)?, &path_shown)?);
+        let path = &path_shown;
         let blocksize = (family.blocksize as usize).clamp(1, MAX_BLOCK_LEN / 2);
         let compressor =
             Compressor::new(family.compression).map_err(|e| StorageError::io(path, e))?;
