@@ -365,9 +365,37 @@ fn writer_rejects_bad_input() {
         9,
         b"v"
     )));
-    assert_eq!(w.entries(), 2);
+    // Within the row: an earlier qualifier, a newer timestamp of the same
+    // column, and a delete after a put of the same version are out of order.
+    let k = |q: &[u8], ts: u64, t: CellType| key::encode(b"b", b"cf", q, ts, t);
+    assert!(is_bad_request(w.append(
+        &k(b"p", 1, CellType::Put),
+        1,
+        b"v"
+    )));
+    assert!(is_bad_request(w.append(
+        &k(b"q", 2, CellType::Put),
+        1,
+        b"v"
+    )));
+    assert!(is_bad_request(w.append(
+        &k(b"q", 1, CellType::Delete),
+        1,
+        b"v"
+    )));
+    // In order again: an older version, a later qualifier, a later row.
+    w.append(&k(b"q", 0, CellType::Put), 1, b"v").unwrap();
+    w.append(&k(b"r", 9, CellType::Put), 1, b"v").unwrap();
+    w.append(&key::encode(b"c", b"cf", b"a", 1, CellType::Put), 1, b"v")
+        .unwrap();
+    assert!(is_bad_request(w.append(
+        &k(b"z", 1, CellType::Put),
+        1,
+        b"v"
+    )));
+    assert_eq!(w.entries(), 5);
     let info = w.finish().unwrap();
-    assert_eq!(info.entries, 2);
+    assert_eq!(info.entries, 5);
 }
 
 #[test]

@@ -51,6 +51,10 @@ pub struct StoreFileWriter {
     // Statistics for the file info.
     first_key: Vec<u8>,
     last_key: Vec<u8>,
+    /// `last_key` parsed: (row length, family length, qualifier length,
+    /// timestamp, type code); `None` before the first entry. Kept so each
+    /// append parses one key, not two.
+    last_parts: Option<(usize, usize, usize, u64, u8)>,
     last_seq: u64,
     entries: u64,
     key_bytes: u64,
@@ -118,6 +122,7 @@ impl StoreFileWriter {
             bloom,
             first_key: Vec::new(),
             last_key: Vec::new(),
+            last_parts: None,
             last_seq: 0,
             entries: 0,
             key_bytes: 0,
@@ -158,7 +163,7 @@ impl StoreFileWriter {
                 key.len() + value.len()
             )));
         }
-        let (new_row, new_col) = match KeyRef::parse(&self.last_key) {
+        let (new_row, new_col) = match self.last_parts.and_then(|p| self.last_ref(p)) {
             None => (true, true),
             Some(last) => {
                 // One row comparison serves both the order check and the
@@ -222,6 +227,13 @@ impl StoreFileWriter {
             self.last_key
                 .extend_from_slice(key.get(row_end..).unwrap_or_default());
         }
+        self.last_parts = Some((
+            k.row.len(),
+            k.family.len(),
+            k.qualifier.len(),
+            k.timestamp,
+            k.type_code,
+        ));
         self.last_seq = seq;
         self.entries += 1;
         self.key_bytes += key.len() as u64;
@@ -237,6 +249,24 @@ impl StoreFileWriter {
             self.flush_block()?;
         }
         Ok(())
+    }
+
+    /// `last_key` as a [`KeyRef`] from its remembered parts (see
+    /// [`key::encode_into`] for the layout).
+    fn last_ref(
+        &self,
+        (row, family, qualifier, timestamp, type_code): (usize, usize, usize, u64, u8),
+    ) -> Option<KeyRef<'_>> {
+        let k = &self.last_key;
+        let family_start = 2 + row + 1;
+        let qualifier_start = family_start + family;
+        Some(KeyRef {
+            row: k.get(2..2 + row)?,
+            family: k.get(family_start..qualifier_start)?,
+            qualifier: k.get(qualifier_start..qualifier_start + qualifier)?,
+            timestamp,
+            type_code,
+        })
     }
 
     /// Entries appended so far.
