@@ -108,21 +108,16 @@ impl WalEdit {
         if self.now == ferrobase_types::LATEST_TIMESTAMP {
             return self;
         }
-        let now = self.now;
-        for fam in &mut self.families {
+        let mut families = std::mem::take(&mut self.families);
+        for fam in &mut families {
             let resolved = fam.cells.map_timestamps(|c| {
-                Ok::<u64, std::convert::Infallible>(
-                    if c.timestamp == ferrobase_types::LATEST_TIMESTAMP {
-                        now
-                    } else {
-                        c.timestamp
-                    },
-                )
+                Ok::<u64, std::convert::Infallible>(self.timestamp_of(c.timestamp))
             });
             if let Ok(Some(run)) = resolved {
                 fam.cells = run;
             }
         }
+        self.families = families;
         self.now = ferrobase_types::LATEST_TIMESTAMP;
         self
     }

@@ -480,24 +480,17 @@ mod tests {
     fn round_trip(encoding: Layout, entries: &[(Vec<u8>, u64, Vec<u8>)]) -> usize {
         let mut prev = Prev::default();
         let mut out = Vec::new();
-        for (k, s, v) in entries {
-            encode_entry(encoding, &mut prev, &mut out, (k, false), *s, v);
-        }
-        // The writer's "same row as the previous entry" hint changes no byte.
+        // Also encoded with the writer's "same row as the previous entry"
+        // hint, which must change no byte.
         let mut hinted_prev = Prev::default();
         let mut hinted = Vec::new();
         let mut last_row: Option<&[u8]> = None;
         for (k, s, v) in entries {
+            encode_entry(encoding, &mut prev, &mut out, (k, false), *s, v);
             let row = key::row_of(k);
             let same_row = last_row.is_some() && last_row == row;
-            encode_entry(
-                encoding,
-                &mut hinted_prev,
-                &mut hinted,
-                (k, same_row),
-                *s,
-                v,
-            );
+            let hint = (k.as_slice(), same_row);
+            encode_entry(encoding, &mut hinted_prev, &mut hinted, hint, *s, v);
             last_row = row;
         }
         assert_eq!(hinted, out, "{encoding:?}: hinted bytes differ");
