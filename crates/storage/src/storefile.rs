@@ -45,11 +45,13 @@ pub use reader::StoreFileReader;
 pub use scanner::StoreFileScanner;
 pub use writer::StoreFileWriter;
 
-/// The on-disk format version this build writes. Version 2 writes NONE
-/// blocks row-shared (`encoding::Layout::RowShared`, block code 5).
-pub const FORMAT_VERSION: u32 = 2;
-/// The oldest version this build reads: version-1 files differ only in
-/// their NONE blocks (code 0, whole keys), which are still decoded.
+/// The on-disk format version this build writes. Version 3 writes NONE
+/// blocks as row runs (`encoding::Layout::RowRun`, block code 6); version 2
+/// wrote them row-shared (code 5).
+pub const FORMAT_VERSION: u32 = 3;
+/// The oldest version this build reads: versions 1 and 2 differ only in
+/// their NONE blocks (code 0, whole keys; code 5, row-shared), which are
+/// still decoded.
 pub const MIN_READ_VERSION: u32 = 1;
 
 /// The last eight bytes of every store file.

@@ -114,34 +114,52 @@ fn none_none_row_bloom() {
     );
 }
 
-/// A version-1 file (the `none_none_row` golden file as version 1 wrote it,
-/// with whole-key NONE blocks) still reads with this build.
-#[test]
-fn version_1_none_file_still_reads() {
-    let dump = include_str!("fixtures/storefile_v1_none_row.hex");
+/// The bytes of a hex-dump fixture (`offset  hex bytes  |ascii|` lines).
+fn fixture(dump: &str) -> Vec<u8> {
     let mut bytes = Vec::new();
     for line in dump.lines() {
-        // `offset  hex bytes  |ascii|`: the hex part sits between the offset
-        // and the ASCII column.
+        // The hex part sits between the offset and the ASCII column.
         let hex = line.get(10..57).unwrap();
         bytes.extend(
             hex.split_whitespace()
                 .map(|b| u8::from_str_radix(b, 16).unwrap()),
         );
     }
-    assert_eq!(bytes.len(), 558);
-    assert_eq!(bytes[bytes.len() - 12..bytes.len() - 8], 1u32.to_le_bytes());
+    bytes
+}
+
+/// An older version's `none_none_row` golden file reads with this build:
+/// every entry, and a seek through its restart points.
+fn older_none_file_reads(bytes: &[u8], len: usize, version: u32) {
+    assert_eq!(bytes.len(), len);
+    assert_eq!(
+        bytes[bytes.len() - 12..bytes.len() - 8],
+        version.to_le_bytes()
+    );
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("v1");
-    std::fs::write(&path, &bytes).unwrap();
+    let path = dir.path().join(format!("v{version}"));
+    std::fs::write(&path, bytes).unwrap();
     assert_eq!(read_back(&path), entries());
-    // Seeks too (restart points of version-1 blocks).
     let r = StoreFileReader::open(&path, None).unwrap();
     let mut it = r.scanner(false);
     let target = key::encode(b"row1", b"f", b"b", u64::MAX, CellType::Put);
     it.seek(&target).unwrap();
     assert!(it.valid());
     assert_eq!(it.value(), b"");
+}
+
+/// Version 1 wrote NONE blocks with whole keys (block code 0).
+#[test]
+fn version_1_none_file_still_reads() {
+    let bytes = fixture(include_str!("fixtures/storefile_v1_none_row.hex"));
+    older_none_file_reads(&bytes, 558, 1);
+}
+
+/// Version 2 wrote NONE blocks row-shared (block code 5).
+#[test]
+fn version_2_none_file_still_reads() {
+    let bytes = fixture(include_str!("fixtures/storefile_v2_none_row.hex"));
+    older_none_file_reads(&bytes, 564, 2);
 }
 
 #[test]

@@ -44,6 +44,8 @@ pub struct StoreFileReader {
     id: u64,
     size: u64,
     info: FileInfo,
+    /// The trailer's format version (how NONE blocks are laid out).
+    version: u32,
     index: BlockIndex,
     bloom: Option<BloomFilter>,
     cache: Option<Arc<BlockCache>>,
@@ -147,6 +149,7 @@ impl StoreFileReader {
             id: NEXT_READER_ID.fetch_add(1, Ordering::Relaxed),
             size,
             info,
+            version: trailer.version,
             index,
             bloom,
             cache,
@@ -155,6 +158,11 @@ impl StoreFileReader {
 
     pub fn info(&self) -> &FileInfo {
         &self.info
+    }
+
+    /// The store file format version the file was written in.
+    pub fn format_version(&self) -> u32 {
+        self.version
     }
 
     pub fn path(&self) -> &Path {

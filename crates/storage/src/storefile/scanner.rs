@@ -64,7 +64,7 @@ impl StoreFileScanner {
         let data = self.reader.read_block(i, self.cache_blocks)?;
         let encoding = self.reader.info().encoding;
         self.iter
-            .reset(data, encoding)
+            .reset(data, encoding, self.reader.format_version())
             .map_err(|w| self.corrupt(i, w))?;
         self.block = Some(i);
         Ok(())

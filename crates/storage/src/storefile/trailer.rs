@@ -11,7 +11,7 @@
 //!  40      8     info_offset
 //!  48      8     info_len
 //!  56      4     crc32c of bytes 0..56
-//!  60      4     format version (2; 1 still read)
+//!  60      4     format version (3; 1 and 2 still read)
 //!  64      8     magic "FBSTORE1"
 //!  72            (end of file)
 //! ```
@@ -42,6 +42,9 @@ pub(crate) struct Trailer {
     pub bloom: Section,
     pub index: Section,
     pub info: Section,
+    /// The format version: what a writer writes ([`FORMAT_VERSION`]), what
+    /// a reader found (which says how its NONE blocks are laid out).
+    pub version: u32,
 }
 
 impl Trailer {
@@ -62,7 +65,7 @@ impl Trailer {
         }
         let crc = crc32c::crc32c(&body);
         body.extend_from_slice(&crc.to_le_bytes());
-        body.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        body.extend_from_slice(&self.version.to_le_bytes());
         body.extend_from_slice(MAGIC);
         for (d, s) in out.iter_mut().zip(&body) {
             *d = *s;
@@ -124,6 +127,7 @@ impl Trailer {
                 offset: fo,
                 len: fl,
             },
+            version,
         };
         // Sections follow each other exactly, ending at the trailer.
         let chain = [
@@ -171,6 +175,7 @@ mod tests {
                 offset: 150,
                 len: 50,
             },
+            version: FORMAT_VERSION,
         }
     }
 
@@ -193,12 +198,12 @@ mod tests {
         }
         let mut b = bytes;
         if let Some(x) = b.get_mut(60) {
-            *x = 3;
+            *x = 4;
         }
         let e = Trailer::decode(&b, 272)
             .err()
             .map(|e| e.1)
             .unwrap_or_default();
-        assert!(e.contains("unsupported store file format version 3"), "{e}");
+        assert!(e.contains("unsupported store file format version 4"), "{e}");
     }
 }

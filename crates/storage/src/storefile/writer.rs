@@ -381,6 +381,7 @@ impl StoreFileWriter {
             bloom: bloom_section,
             index: index_section,
             info: info_section,
+            version: super::FORMAT_VERSION,
         };
         let path = self.path;
         self.out

@@ -56,7 +56,14 @@ impl BlockIter {
 
     /// Switches to a new block payload, checking its footer. Unpositioned
     /// afterwards.
-    pub fn reset(&mut self, data: Bytes, encoding: DataBlockEncoding) -> Result<(), String> {
+    /// `version`: the file's format version, which says how its NONE blocks
+    /// are laid out.
+    pub fn reset(
+        &mut self,
+        data: Bytes,
+        encoding: DataBlockEncoding,
+        version: u32,
+    ) -> Result<(), String> {
         self.valid = false;
         self.data = Bytes::new();
         self.num_restarts = 0;
@@ -67,9 +74,9 @@ impl BlockIter {
         let mut c = Cursor::new(data.get(footer_at..).unwrap_or_default());
         let n = c.u32_le().ok_or("short footer")? as usize;
         let code = c.u8().ok_or("short footer")?;
-        let layout = Layout::of_block(code, encoding).ok_or_else(|| {
+        let layout = Layout::of_block(code, encoding, version).ok_or_else(|| {
             format!(
-                "block encoding code {code} at byte {} does not match the file's {encoding}",
+                "block encoding code {code} at byte {} does not match the file's {encoding} (format version {version})",
                 footer_at + 4
             )
         })?;
@@ -239,6 +246,7 @@ impl BlockIter {
 mod tests {
     use super::super::builder::BlockBuilder;
     use super::*;
+    use crate::storefile::FORMAT_VERSION;
     use ferrobase_types::{CellType, key};
     use rand::{Rng, SeedableRng};
 
@@ -287,7 +295,7 @@ mod tests {
         let es = entries(60, 7);
         for enc in DataBlockEncoding::ALL {
             let mut it = BlockIter::empty();
-            it.reset(build(*enc, &es), *enc)?;
+            it.reset(build(*enc, &es), *enc, FORMAT_VERSION)?;
             it.seek_to_first()?;
             for (k, s, v) in &es {
                 assert!(it.valid(), "{enc}");
@@ -339,7 +347,7 @@ mod tests {
         for enc in DataBlockEncoding::ALL {
             let data = build(*enc, &es);
             let mut it = BlockIter::empty();
-            it.reset(data, *enc)?;
+            it.reset(data, *enc, FORMAT_VERSION)?;
             let rows = {
                 let mut r: Vec<&[u8]> = es.iter().filter_map(|e| key::row_of(&e.0)).collect();
                 r.dedup();
@@ -358,11 +366,14 @@ mod tests {
     fn bad_footers_are_errors() {
         let data = build(DataBlockEncoding::Prefix, &entries(5, 1));
         let mut it = BlockIter::empty();
-        assert!(it.reset(data.clone(), DataBlockEncoding::Diff).is_err());
+        assert!(
+            it.reset(data.clone(), DataBlockEncoding::Diff, FORMAT_VERSION)
+                .is_err()
+        );
         for cut in 0..data.len() {
             let mut it = BlockIter::empty();
             if it
-                .reset(data.slice(..cut), DataBlockEncoding::Prefix)
+                .reset(data.slice(..cut), DataBlockEncoding::Prefix, FORMAT_VERSION)
                 .is_ok()
             {
                 let _ = it.seek_to_first();
@@ -380,7 +391,7 @@ mod tests {
             }
             let mut it = BlockIter::empty();
             if it
-                .reset(Bytes::from(bad), DataBlockEncoding::Prefix)
+                .reset(Bytes::from(bad), DataBlockEncoding::Prefix, FORMAT_VERSION)
                 .is_ok()
             {
                 let _ = it.seek(&key::first_on_row(b"row00002"));
