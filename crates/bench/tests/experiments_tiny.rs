@@ -65,6 +65,23 @@ async fn all_experiments_write_json_svg_and_index() -> Result<()> {
     )?)?;
     assert_eq!(single["hbase"][0]["points"][0][1], 12_403.87);
     assert!(single["comparisons"][0]["ratio"].as_f64().is_some());
+    // Each shape ran twice, in the order single, wide, wide, single.
+    let labels: Vec<String> = single["rows"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .map(|r| r[0].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "single53 (run 1)",
+            "wide53 (run 2)",
+            "wide53 (run 3)",
+            "single53 (run 4)"
+        ]
+    );
     let index = std::fs::read_to_string(dir.path().join("index.html"))?;
     assert!(index.contains("wal.svg") && index.contains("run it through the ferrobase binary"));
 
