@@ -402,21 +402,23 @@ pub(crate) struct Decoded {
 
 /// A bounds-checked reader like [`crate::codec::Cursor`], with a one-byte
 /// fast path for varints: nearly every length and flag in a block fits in
-/// one byte, and entry decoding is the hot loop of every scan.
+/// one byte, and entry decoding is the hot loop of every scan. Its methods
+/// are `inline(always)`: with plain `inline`, `varint` stayed a call in
+/// `decode_entry` (row-run decoding took ~20 % longer).
 struct Reader<'a> {
     buf: &'a [u8],
     pos: usize,
 }
 
 impl<'a> Reader<'a> {
-    #[inline]
+    #[inline(always)]
     fn u8(&mut self) -> Option<u8> {
         let b = *self.buf.get(self.pos)?;
         self.pos += 1;
         Some(b)
     }
 
-    #[inline]
+    #[inline(always)]
     fn varint(&mut self) -> Option<u64> {
         let b = *self.buf.get(self.pos)?;
         if b < 0x80 {
@@ -430,13 +432,13 @@ impl<'a> Reader<'a> {
     }
 
     /// A varint that must be at most `max`.
-    #[inline]
+    #[inline(always)]
     fn len(&mut self, max: usize) -> Option<usize> {
         let v = usize::try_from(self.varint()?).ok()?;
         (v <= max).then_some(v)
     }
 
-    #[inline]
+    #[inline(always)]
     fn bytes(&mut self, n: usize) -> Option<&'a [u8]> {
         let end = self.pos.checked_add(n)?;
         let s = self.buf.get(self.pos..end)?;
@@ -483,15 +485,20 @@ pub(crate) fn decode_entry(
             if flags & !ROW_RUN_FLAGS != 0 {
                 return Err("unknown row-run flags");
             }
-            let rf = if flags & SAME_ROW_FAMILY != 0 {
-                if cur.key.is_empty() {
-                    return Err("row run continues past a restart point");
-                }
-                None
-            } else {
+            // The key is rebuilt in place as fields are read: on an error
+            // the block is abandoned, and `cur` is reset before any reuse.
+            if flags & SAME_ROW_FAMILY == 0 {
                 let n = c.len(max).ok_or("bad row length")?;
-                Some(c.bytes(n).ok_or("row overruns the block")?)
-            };
+                let rf = c.bytes(n).ok_or("row overruns the block")?;
+                cur.key.clear();
+                cur.key.extend_from_slice(rf);
+                cur.col_len = n;
+            } else if cur.key.is_empty() {
+                return Err("row run continues past a restart point");
+            } else {
+                // `col_len <= key.len()`: both are set together above.
+                cur.key.truncate(cur.col_len);
+            }
             let qlen = c.len(max).ok_or("bad qualifier length")?;
             cur.vlen = c.len(max).ok_or("bad value length")?;
             if flags & SAME_SEQ == 0 {
@@ -505,18 +512,12 @@ pub(crate) fn decode_entry(
                 cur.typ = c.u8().ok_or("missing type")?;
             }
             let qualifier = c.bytes(qlen).ok_or("qualifier overruns the block")?;
-            match rf {
-                Some(rf) => {
-                    cur.key.clear();
-                    cur.key.extend_from_slice(rf);
-                    cur.col_len = rf.len();
-                }
-                // `col_len <= key.len()`: both set together below or above.
-                None => cur.key.truncate(cur.col_len),
+            let mut tail = [cur.typ; TS_TYPE_LEN];
+            if let Some(ts) = tail.get_mut(..8) {
+                ts.copy_from_slice(&cur.ts.to_be_bytes());
             }
             cur.key.extend_from_slice(qualifier);
-            cur.key.extend_from_slice(&cur.ts.to_be_bytes());
-            cur.key.push(cur.typ);
+            cur.key.extend_from_slice(&tail);
         }
         Layout::Diff => {
             let shared = c.len(cur.col_len).ok_or("bad shared key length")?;
