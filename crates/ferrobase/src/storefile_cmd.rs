@@ -8,7 +8,8 @@ use ferrobase_types::key::KeyRef;
 use std::io::Write;
 use std::path::Path;
 
-/// Prints the file info, one `key=value` a line.
+/// Prints the file info, one `key=value` a line, then the trailer's format
+/// version (HBase's `hfile -m` prints its trailer's version too).
 pub fn meta(file: &Path) -> anyhow::Result<()> {
     let reader = StoreFileReader::open(file, None)
         .with_context(|| format!("opening store file {}", file.display()))?;
@@ -16,6 +17,7 @@ pub fn meta(file: &Path) -> anyhow::Result<()> {
     for (k, v) in reader.info().describe() {
         writeln!(out, "{k}={v}")?;
     }
+    writeln!(out, "formatVersion={}", reader.format_version())?;
     Ok(())
 }
 

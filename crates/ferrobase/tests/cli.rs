@@ -63,6 +63,10 @@ fn demo_then_storefile_tool() {
         "length=",
         "maxSeqId=",
         "timeRange=",
+        &format!(
+            "formatVersion={}",
+            ferrobase_storage::storefile::FORMAT_VERSION
+        ),
     ] {
         assert!(meta.contains(key), "missing {key} in\n{meta}");
     }
