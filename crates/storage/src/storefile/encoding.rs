@@ -224,6 +224,36 @@ fn split_key(key: &[u8]) -> (&[u8], u64, u8) {
     (col, ts, c.u8().unwrap_or(0))
 }
 
+/// The SAME_SEQ, SAME_TS and SAME_TYPE flags (FAST_DIFF and row runs) of an
+/// entry after `prev`.
+fn repeated_fields(prev: &Prev, seq: u64, ts: u64, typ: u8) -> u8 {
+    let mut flags = 0;
+    if seq == prev.seq {
+        flags |= SAME_SEQ;
+    }
+    if ts == prev.ts {
+        flags |= SAME_TS;
+    }
+    if typ == prev.typ {
+        flags |= SAME_TYPE;
+    }
+    flags
+}
+
+/// Writes `[seq v]? [ts delta zz-v]? [type u8]?`: the fields `flags` does not
+/// say repeat `prev`'s.
+fn put_changed_fields(out: &mut Vec<u8>, flags: u8, prev: &Prev, seq: u64, ts: u64, typ: u8) {
+    if flags & SAME_SEQ == 0 {
+        put_varint(out, seq);
+    }
+    if flags & SAME_TS == 0 {
+        put_varint(out, zigzag(ts.wrapping_sub(prev.ts) as i64));
+    }
+    if flags & SAME_TYPE == 0 {
+        out.push(typ);
+    }
+}
+
 /// Appends one entry to `out` and makes it the new `prev`.
 pub(crate) fn encode_entry(
     layout: Layout,
@@ -276,18 +306,9 @@ pub(crate) fn encode_entry(
             // After a restart `prev.key` is empty and nothing is shared.
             let same_rf = !prev.key.is_empty()
                 && (same_row_family || prev.key.get(..prev.col_len) == Some(rf));
-            let mut flags = 0;
+            let mut flags = repeated_fields(prev, seq, ts, typ);
             if same_rf {
                 flags |= SAME_ROW_FAMILY;
-            }
-            if seq == prev.seq {
-                flags |= SAME_SEQ;
-            }
-            if ts == prev.ts {
-                flags |= SAME_TS;
-            }
-            if typ == prev.typ {
-                flags |= SAME_TYPE;
             }
             out.push(flags);
             if !same_rf {
@@ -296,15 +317,7 @@ pub(crate) fn encode_entry(
             }
             put_varint(out, qualifier.len() as u64);
             put_varint(out, value.len() as u64);
-            if flags & SAME_SEQ == 0 {
-                put_varint(out, seq);
-            }
-            if flags & SAME_TS == 0 {
-                put_varint(out, zigzag(ts.wrapping_sub(prev.ts) as i64));
-            }
-            if flags & SAME_TYPE == 0 {
-                out.push(typ);
-            }
+            put_changed_fields(out, flags, prev, seq, ts, typ);
             out.extend_from_slice(qualifier);
             // Within a row only the qualifier, timestamp and type change.
             if same_rf {
@@ -341,21 +354,12 @@ pub(crate) fn encode_entry(
             // Empty columns never occur (the row length alone is 2 bytes),
             // but "same column" after a reset would then be ambiguous.
             let same_col = !col.is_empty() && prev_col == col;
-            let mut flags = 0;
+            let mut flags = repeated_fields(prev, seq, ts, typ);
             if same_col {
                 flags |= SAME_COLUMN;
             }
             if value.len() == prev.vlen {
                 flags |= SAME_VLEN;
-            }
-            if seq == prev.seq {
-                flags |= SAME_SEQ;
-            }
-            if ts == prev.ts {
-                flags |= SAME_TS;
-            }
-            if typ == prev.typ {
-                flags |= SAME_TYPE;
             }
             out.push(flags);
             let mut suffix: &[u8] = &[];
@@ -368,15 +372,7 @@ pub(crate) fn encode_entry(
             if flags & SAME_VLEN == 0 {
                 put_varint(out, value.len() as u64);
             }
-            if flags & SAME_SEQ == 0 {
-                put_varint(out, seq);
-            }
-            if flags & SAME_TS == 0 {
-                put_varint(out, zigzag(ts.wrapping_sub(prev.ts) as i64));
-            }
-            if flags & SAME_TYPE == 0 {
-                out.push(typ);
-            }
+            put_changed_fields(out, flags, prev, seq, ts, typ);
             out.extend_from_slice(suffix);
             prev.col_len = col.len();
             prev.ts = ts;
@@ -501,16 +497,7 @@ pub(crate) fn decode_entry(
             }
             let qlen = c.len(max).ok_or("bad qualifier length")?;
             cur.vlen = c.len(max).ok_or("bad value length")?;
-            if flags & SAME_SEQ == 0 {
-                cur.seq = c.varint().ok_or("bad sequence id")?;
-            }
-            if flags & SAME_TS == 0 {
-                let d = c.varint().ok_or("bad timestamp delta")?;
-                cur.ts = cur.ts.wrapping_add(unzigzag(d) as u64);
-            }
-            if flags & SAME_TYPE == 0 {
-                cur.typ = c.u8().ok_or("missing type")?;
-            }
+            read_changed_fields(&mut c, flags, cur)?;
             let qualifier = c.bytes(qlen).ok_or("qualifier overruns the block")?;
             let mut tail = [cur.typ; TS_TYPE_LEN];
             if let Some(ts) = tail.get_mut(..8) {
@@ -547,16 +534,7 @@ pub(crate) fn decode_entry(
             if flags & SAME_VLEN == 0 {
                 cur.vlen = c.len(max).ok_or("bad value length")?;
             }
-            if flags & SAME_SEQ == 0 {
-                cur.seq = c.varint().ok_or("bad sequence id")?;
-            }
-            if flags & SAME_TS == 0 {
-                let d = c.varint().ok_or("bad timestamp delta")?;
-                cur.ts = cur.ts.wrapping_add(unzigzag(d) as u64);
-            }
-            if flags & SAME_TYPE == 0 {
-                cur.typ = c.u8().ok_or("missing type")?;
-            }
+            read_changed_fields(&mut c, flags, cur)?;
             let suffix = c.bytes(unshared).ok_or("key overruns the block")?;
             rebuild_key(cur, shared, suffix);
         }
@@ -567,6 +545,22 @@ pub(crate) fn decode_entry(
         value_start,
         next: pos + c.pos,
     })
+}
+
+/// Reads what [`put_changed_fields`] wrote into `cur`.
+#[inline(always)]
+fn read_changed_fields(c: &mut Reader<'_>, flags: u8, cur: &mut Prev) -> Result<(), &'static str> {
+    if flags & SAME_SEQ == 0 {
+        cur.seq = c.varint().ok_or("bad sequence id")?;
+    }
+    if flags & SAME_TS == 0 {
+        let d = c.varint().ok_or("bad timestamp delta")?;
+        cur.ts = cur.ts.wrapping_add(unzigzag(d) as u64);
+    }
+    if flags & SAME_TYPE == 0 {
+        cur.typ = c.u8().ok_or("missing type")?;
+    }
+    Ok(())
 }
 
 /// DIFF/FAST_DIFF: keeps `shared` bytes of the previous column part, appends
