@@ -647,15 +647,21 @@ mod tests {
         }
     }
 
-    #[test]
-    fn row_shared_stores_row_and_family_once_per_run() {
+    /// Cells `q0`…`q4` of one 64-byte row, all with timestamp 7 and sequence
+    /// id 3.
+    fn five_cells_of_one_row() -> Vec<(Vec<u8>, u64, Vec<u8>)> {
         let row = [b'r'; 64];
-        let entries: Vec<_> = (0..5)
+        (0..5)
             .map(|i| {
                 let k = key::encode(&row, b"f", format!("q{i}").as_bytes(), 7, CellType::Put);
                 (k, 3, b"v".to_vec())
             })
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn row_shared_stores_row_and_family_once_per_run() {
+        let entries = five_cells_of_one_row();
         let plain = round_trip(Layout::Plain, &entries);
         let shared = round_trip(Layout::RowShared, &entries);
         // Entries after the first skip `rowlen row famlen f` (2 + 64 + 2);
@@ -685,13 +691,7 @@ mod tests {
 
     #[test]
     fn row_run_stores_what_a_row_shares_once() {
-        let row = [b'r'; 64];
-        let entries: Vec<_> = (0..5)
-            .map(|i| {
-                let k = key::encode(&row, b"f", format!("q{i}").as_bytes(), 7, CellType::Put);
-                (k, 3, b"v".to_vec())
-            })
-            .collect();
+        let entries = five_cells_of_one_row();
         let shared = round_trip(Layout::RowShared, &entries);
         let run = round_trip(Layout::RowRun, &entries);
         // After the first entry a row-shared entry is `68 11 1 3 q_ ts type v`
