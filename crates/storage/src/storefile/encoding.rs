@@ -319,16 +319,12 @@ pub(crate) fn encode_entry(
             put_varint(out, value.len() as u64);
             put_changed_fields(out, flags, prev, seq, ts, typ);
             out.extend_from_slice(qualifier);
-            // Within a row only the qualifier, timestamp and type change.
-            if same_rf {
-                prev.key.truncate(prev.col_len);
-                prev.key.extend_from_slice(qualifier);
-                prev.key.extend_from_slice(&ts.to_be_bytes());
-                prev.key.push(typ);
-            } else {
-                prev.key.clear();
-                prev.key.extend_from_slice(key);
-            }
+            // Within a row only the part after the row and family changes:
+            // copy just that (as RowShared does).
+            let kept = if same_rf { rf_len } else { 0 };
+            prev.key.truncate(kept);
+            prev.key
+                .extend_from_slice(key.get(kept..).unwrap_or_default());
             prev.col_len = rf_len;
             prev.ts = ts;
             prev.typ = typ;
@@ -499,12 +495,8 @@ pub(crate) fn decode_entry(
             cur.vlen = c.len(max).ok_or("bad value length")?;
             read_changed_fields(&mut c, flags, cur)?;
             let qualifier = c.bytes(qlen).ok_or("qualifier overruns the block")?;
-            let mut tail = [cur.typ; TS_TYPE_LEN];
-            if let Some(ts) = tail.get_mut(..8) {
-                ts.copy_from_slice(&cur.ts.to_be_bytes());
-            }
             cur.key.extend_from_slice(qualifier);
-            cur.key.extend_from_slice(&tail);
+            push_ts_type(cur);
         }
         Layout::Diff => {
             let shared = c.len(cur.col_len).ok_or("bad shared key length")?;
@@ -570,6 +562,12 @@ fn rebuild_key(cur: &mut Prev, shared: usize, suffix: &[u8]) {
     cur.key.truncate(shared);
     cur.key.extend_from_slice(suffix);
     cur.col_len = cur.key.len();
+    push_ts_type(cur);
+}
+
+/// Ends `cur.key` with its timestamp and type (the last nine bytes of a key).
+#[inline(always)]
+fn push_ts_type(cur: &mut Prev) {
     cur.key.extend_from_slice(&cur.ts.to_be_bytes());
     cur.key.push(cur.typ);
 }
