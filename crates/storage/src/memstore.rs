@@ -237,6 +237,26 @@ impl MemStore {
         Ok(())
     }
 
+    /// [`for_each_newest`](Self::for_each_newest) by row, for `sink`:
+    /// `row(sink, r)` opens each row, then `column(sink, column key, seq,
+    /// value)` gets its cells (the store file writer's `begin_row` and
+    /// `append_column`).
+    pub fn for_each_newest_by_row<S, E>(
+        &self,
+        sink: &mut S,
+        row: impl Fn(&mut S, &[u8]) -> Result<(), E>,
+        column: impl Fn(&mut S, &[u8], u64, &[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        for entry in self.rows.iter() {
+            row(sink, entry.key().row())?;
+            entry
+                .value()
+                .read()
+                .for_each_newest_column(|c, seq, v| column(sink, c, seq, v))?;
+        }
+        Ok(())
+    }
+
     pub(crate) fn row_map(&self) -> &SkipMap<RowKey, RwLock<RowCells>> {
         &self.rows
     }

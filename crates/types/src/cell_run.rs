@@ -48,6 +48,36 @@ pub struct RunError {
     pub what: &'static str,
 }
 
+/// What a run's cells may hold, kept while the run is built or parsed so
+/// that a server's checks need not walk the cells again. A bound, not an
+/// exact account: "no" is exact, "yes" may be stale after an edit (then the
+/// caller walks the cells to find out).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunSummary {
+    /// At least the qualifier plus value bytes of the largest cell.
+    pub max_cell: usize,
+    /// Some cell may have a timestamp above `LATEST_TIMESTAMP`.
+    pub bad_timestamp: bool,
+    /// Some cell may be a `Delete` of the latest version (timestamp
+    /// `LATEST_TIMESTAMP`), which the server must resolve by a read.
+    pub latest_delete: bool,
+}
+
+impl RunSummary {
+    #[inline(always)]
+    fn add(&mut self, qualifier: usize, timestamp: u64, kind: CellType, value: usize) {
+        self.max_cell = self.max_cell.max(qualifier + value);
+        self.bad_timestamp |= timestamp > LATEST_TIMESTAMP;
+        self.latest_delete |= timestamp == LATEST_TIMESTAMP && kind == CellType::Delete;
+    }
+
+    fn merge(&mut self, other: RunSummary) {
+        self.max_cell = self.max_cell.max(other.max_cell);
+        self.bad_timestamp |= other.bad_timestamp;
+        self.latest_delete |= other.latest_delete;
+    }
+}
+
 /// See the module docs.
 #[derive(Clone)]
 pub struct CellRun {
@@ -57,6 +87,7 @@ pub struct CellRun {
     /// A slice of a received buffer, checked by `parse`.
     shared: Option<Bytes>,
     count: usize,
+    summary: RunSummary,
 }
 
 impl Default for CellRun {
@@ -134,8 +165,9 @@ fn get_slice<'a>(buf: &'a [u8], pos: &mut usize) -> Option<&'a [u8]> {
 }
 
 /// Decodes the cell at `*pos`, advancing it; `Err(what)` names the field
-/// that is wrong.
-#[inline]
+/// that is wrong. Inlined into the storage engine's loops: every write
+/// parses each cell of a run more than once.
+#[inline(always)]
 fn get_cell<'a>(buf: &'a [u8], pos: &mut usize) -> Result<RunCell<'a>, &'static str> {
     let qualifier = get_slice(buf, pos).ok_or("truncated or oversize qualifier")?;
     let timestamp = timestamp_of_code(get_varint(buf, pos).ok_or("truncated timestamp")?);
@@ -158,6 +190,7 @@ impl CellRun {
             owned: Vec::new(),
             shared: None,
             count: 0,
+            summary: RunSummary::default(),
         }
     }
 
@@ -167,6 +200,7 @@ impl CellRun {
             owned: Vec::with_capacity(bytes),
             shared: None,
             count: 0,
+            summary: RunSummary::default(),
         }
     }
 
@@ -190,6 +224,7 @@ impl CellRun {
             + value
     }
 
+    #[inline]
     fn owned(&mut self) -> &mut Vec<u8> {
         if let Some(b) = self.shared.take() {
             // Adding to a received run (rare): copy it once.
@@ -199,6 +234,7 @@ impl CellRun {
     }
 
     /// Appends one cell.
+    #[inline]
     pub fn push(&mut self, qualifier: &[u8], timestamp: u64, kind: CellType, value: &[u8]) {
         let out = self.owned();
         put_varint(out, qualifier.len() as u64);
@@ -208,6 +244,8 @@ impl CellRun {
         put_varint(out, value.len() as u64);
         out.extend_from_slice(value);
         self.count += 1;
+        self.summary
+            .add(qualifier.len(), timestamp, kind, value.len());
     }
 
     /// Appends every cell of `other`.
@@ -215,6 +253,12 @@ impl CellRun {
         let bytes = other.as_bytes();
         self.owned().extend_from_slice(bytes);
         self.count += other.count;
+        self.summary.merge(other.summary);
+    }
+
+    /// A bound on what the cells hold (see [`RunSummary`]).
+    pub fn summary(&self) -> RunSummary {
+        self.summary
     }
 
     /// Number of cells.
@@ -270,6 +314,8 @@ impl CellRun {
                     run.owned
                         .extend_from_slice(buf.get(..start).unwrap_or_default());
                     run.count = i;
+                    // The copied cells are some of ours: our bound holds.
+                    run.summary = self.summary;
                     run.push(cell.qualifier, ts, cell.kind, cell.value);
                     out = Some(run);
                 }
@@ -284,11 +330,12 @@ impl CellRun {
     /// length is checked against the bytes left, so a hostile count or
     /// length costs no allocation.
     pub fn parse(buf: &Bytes, start: usize, count: usize) -> Result<(CellRun, usize), RunError> {
-        let end = CellRun::check(buf, start, count)?;
+        let (end, summary) = CellRun::check_summarized(buf, start, count)?;
         let run = CellRun {
             owned: Vec::new(),
             shared: Some(buf.slice(start..end)),
             count,
+            summary,
         };
         Ok((run, end))
     }
@@ -296,6 +343,16 @@ impl CellRun {
     /// Checks that `count` well-formed cells start at `buf[start]`, without
     /// keeping them; returns the offset just past them.
     pub fn check(buf: &[u8], start: usize, count: usize) -> Result<usize, RunError> {
+        Ok(CellRun::check_summarized(buf, start, count)?.0)
+    }
+
+    /// [`check`](Self::check), also summarizing the cells: the one pass a
+    /// server makes over a received run before it is logged.
+    fn check_summarized(
+        buf: &[u8],
+        start: usize,
+        count: usize,
+    ) -> Result<(usize, RunSummary), RunError> {
         if start > buf.len() {
             return Err(RunError {
                 offset: start,
@@ -303,10 +360,12 @@ impl CellRun {
             });
         }
         let mut pos = start;
+        let mut summary = RunSummary::default();
         for _ in 0..count {
-            get_cell(buf, &mut pos).map_err(|what| RunError { offset: pos, what })?;
+            let c = get_cell(buf, &mut pos).map_err(|what| RunError { offset: pos, what })?;
+            summary.add(c.qualifier.len(), c.timestamp, c.kind, c.value.len());
         }
-        Ok(pos)
+        Ok((pos, summary))
     }
 }
 
@@ -320,6 +379,7 @@ pub struct Iter<'a> {
 impl<'a> Iterator for Iter<'a> {
     type Item = RunCell<'a>;
 
+    #[inline]
     fn next(&mut self) -> Option<RunCell<'a>> {
         if self.left == 0 {
             return None;
@@ -460,7 +520,8 @@ mod tests {
         #[test]
         fn push_parse_iterate_round_trip(
             cells in proptest::collection::vec(
-                (proptest::collection::vec(any::<u8>(), 0..20), any::<u64>(),
+                (proptest::collection::vec(any::<u8>(), 0..20),
+                 prop_oneof![Just(LATEST_TIMESTAMP), Just(LATEST_TIMESTAMP + 1), any::<u64>()],
                  prop_oneof![Just(CellType::Put), Just(CellType::Delete), Just(CellType::DeleteFamily)],
                  proptest::collection::vec(any::<u8>(), 0..300)),
                 0..40),
@@ -486,10 +547,21 @@ mod tests {
                 .map(|c| (c.qualifier.to_vec(), c.timestamp, c.kind, c.value.to_vec()))
                 .collect();
             prop_assert_eq!(back, cells.clone());
+            // Built or parsed, the summary is exact.
+            let expected = RunSummary {
+                max_cell: cells.iter().map(|(q, _, _, v)| q.len() + v.len()).max().unwrap_or(0),
+                bad_timestamp: cells.iter().any(|c| c.1 > LATEST_TIMESTAMP),
+                latest_delete: cells
+                    .iter()
+                    .any(|c| c.1 == LATEST_TIMESTAMP && c.2 == CellType::Delete),
+            };
+            prop_assert_eq!(run.summary(), expected);
+            prop_assert_eq!(parsed.summary(), expected);
             let mut doubled = parsed.clone();
             doubled.extend(&run);
             prop_assert_eq!(doubled.len(), 2 * cells.len());
             prop_assert_eq!(doubled.iter().count(), 2 * cells.len());
+            prop_assert_eq!(doubled.summary(), expected);
         }
 
         #[test]

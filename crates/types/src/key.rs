@@ -43,6 +43,7 @@ pub struct KeyRef<'a> {
 
 impl<'a> KeyRef<'a> {
     /// Parses an encoded key; `None` if the lengths do not add up.
+    #[inline]
     pub fn parse(key: &'a [u8]) -> Option<KeyRef<'a>> {
         let row_len = u16::from_be_bytes(key.get(0..2)?.try_into().ok()?) as usize;
         let row = key.get(2..2 + row_len)?;
@@ -150,6 +151,7 @@ pub fn first_on_column(row: &[u8], family: &[u8], qualifier: &[u8]) -> Vec<u8> {
 /// memstore row keeps its cells' column keys only, so a 53-column row does
 /// not hold its row 53 times (DESIGN rule 6); `rowlen row ‖ column key` is
 /// the full key.
+#[inline]
 pub fn encode_column_into(
     out: &mut Vec<u8>,
     family: &[u8],
@@ -166,6 +168,7 @@ pub fn encode_column_into(
 
 /// The column key of a full key (see [`encode_column_into`]), or `None`
 /// if the row length does not fit.
+#[inline]
 pub fn column_of(key: &[u8]) -> Option<&[u8]> {
     let row_len = u16::from_be_bytes(key.get(0..2)?.try_into().ok()?) as usize;
     key.get(2 + row_len..)
@@ -180,6 +183,7 @@ pub fn join_into(out: &mut Vec<u8>, row: &[u8], column: &[u8]) {
 
 /// `(family, qualifier, timestamp, type code)` of a column key; `None` if
 /// the lengths do not add up.
+#[inline]
 pub fn column_parts(k: &[u8]) -> Option<(&[u8], &[u8], u64, u8)> {
     let fam_len = *k.first()? as usize;
     let family = k.get(1..1 + fam_len)?;

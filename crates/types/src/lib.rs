@@ -20,7 +20,7 @@ pub mod mutation;
 pub mod settings;
 
 pub use cell::{Cell, CellType, LATEST_TIMESTAMP};
-pub use cell_run::{CellRun, RunCell};
+pub use cell_run::{CellRun, RunCell, RunSummary};
 pub use descriptor::{
     BloomType, Compression, DataBlockEncoding, DescriptorError, FamilyDescriptor, KeepDeletedCells,
     TableDescriptor,

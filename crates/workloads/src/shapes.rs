@@ -389,15 +389,15 @@ fn record53(wide: bool, i: u64, out: &mut GeneratedRow) {
     out.row.extend_from_slice(&key);
     let h = fnv(i);
     if wide {
-        let mut record = Vec::with_capacity(RECORD53_LEN);
-        text_into(h, RECORD53_LEN, &mut record);
-        let mut rest = &record[..];
+        // The record's text, cut in order, written piece by piece.
+        let mut text = crate::TextStream::new(h);
+        let mut left = RECORD53_LEN;
         for (k, (q, v)) in out.cells.iter_mut().enumerate() {
             q.push(b'q');
             push_decimal(q, k as u64);
-            let (piece, tail) = rest.split_at(wide53_piece_len(k).min(rest.len()));
-            v.extend_from_slice(piece);
-            rest = tail;
+            let n = wide53_piece_len(k).min(left);
+            text.fill(n, v);
+            left -= n;
         }
     } else if let Some((q, v)) = out.cells.first_mut() {
         q.extend_from_slice(b"row");

@@ -50,6 +50,7 @@ pub fn compact_into(
         .map(|t| now_ms.saturating_sub(t))
         .unwrap_or(0);
     let keep_deleted = family.keep_deleted_cells != KeepDeletedCells::False;
+    let rules_apply = kind == CompactionKind::Major || (family.min_versions == 0 && ttl_cutoff > 0);
     let mut outcome = CompactionOutcome::default();
     let mut prev_key: Vec<u8> = Vec::new();
     let mut state = RowState::default();
@@ -61,19 +62,25 @@ pub fn compact_into(
             input.next()?;
             continue;
         }
-        let keep = match KeyRef::parse(raw) {
-            // A key that does not parse was rejected by the file reader
-            // already; keep it verbatim rather than guess.
-            None => true,
-            Some(k) => match kind {
-                CompactionKind::Minor => {
-                    !(k.cell_type() == Some(CellType::Put)
-                        && family.min_versions == 0
-                        && ttl_cutoff > 0
-                        && k.timestamp < ttl_cutoff)
-                }
-                CompactionKind::Major => state.keep_major(&k, family, ttl_cutoff, keep_deleted),
-            },
+        // A minor compaction without TTL keeps every distinct key: no
+        // need to parse it (the writer checks it anyway).
+        let keep = if !rules_apply {
+            true
+        } else {
+            match KeyRef::parse(raw) {
+                // A key that does not parse was rejected by the file reader
+                // already; keep it verbatim rather than guess.
+                None => true,
+                Some(k) => match kind {
+                    CompactionKind::Minor => {
+                        !(k.cell_type() == Some(CellType::Put)
+                            && family.min_versions == 0
+                            && ttl_cutoff > 0
+                            && k.timestamp < ttl_cutoff)
+                    }
+                    CompactionKind::Major => state.keep_major(&k, family, ttl_cutoff, keep_deleted),
+                },
+            }
         };
         prev_key.clear();
         prev_key.extend_from_slice(raw);

@@ -315,6 +315,32 @@ impl RowCells {
         self.for_each_keyed(row, true, f)
     }
 
+    /// Calls `f(column key, seq, value)` for the newest write of each
+    /// identical key of this row, in order: the flush's walk, which hands
+    /// the store file writer column keys (it holds the row already).
+    pub fn for_each_newest_column<E>(
+        &self,
+        mut f: impl FnMut(&[u8], u64, &[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        // One mutation's cells were deduplicated when inserted.
+        let one_arena = matches!(self, RowCells::Small { arenas, .. } if arenas.len() == 1);
+        if one_arena {
+            return self.for_each_column(f);
+        }
+        let mut prev: Option<Vec<u8>> = None;
+        self.for_each_column(|col, seq, value| {
+            match &mut prev {
+                Some(p) if key::short_cmp(p, col) == Ordering::Equal => return Ok(()),
+                Some(p) => {
+                    p.clear();
+                    p.extend_from_slice(col);
+                }
+                None => prev = Some(col.to_vec()),
+            }
+            f(col, seq, value)
+        })
+    }
+
     fn for_each_keyed<E>(
         &self,
         row: &[u8],

@@ -112,7 +112,12 @@ impl Region {
             let mut writer =
                 StoreFileWriter::create_on(&*self.fs, &dest, &store.family, mem.len() as u64)?;
             // Identical keys: only the newest write survives.
-            mem.for_each_newest(|key, seq, value| writer.append(key, seq, value))?;
+            // Row by row: the writer compares each row once, not per cell.
+            mem.for_each_newest_by_row(
+                &mut writer,
+                |w, row| w.begin_row(row),
+                |w, column, seq, value| w.append_column(column, seq, value),
+            )?;
             let info = writer.finish()?;
             written.push((i, name, dest, info.max_seq_id, info.length));
         }

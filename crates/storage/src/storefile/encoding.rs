@@ -61,6 +61,13 @@ use ferrobase_types::DataBlockEncoding;
 /// restarts at every row and at least this often).
 pub(crate) const RESTART_INTERVAL: usize = 16;
 
+/// Row runs (NONE) restart only where a row starts, once at least
+/// [`RESTART_INTERVAL`] entries went by, and inside a row only after this
+/// many: a restart repeats the row, family, sequence id and timestamp in
+/// full, which every 16 cells cost a 53-column row ~15 % of its bytes. A
+/// seek then walks at most this many entries.
+pub(crate) const ROW_RUN_RESTART_MAX: usize = 64;
+
 /// Bytes at the end of a key that are timestamp and type.
 const TS_TYPE_LEN: usize = 9;
 
@@ -266,6 +273,9 @@ pub(crate) fn encode_entry(
     // `prev` is the previous entry unless a restart just cleared it; a row
     // and family known to repeat need no byte comparison.
     let same_row_family = same_row && !prev.key.is_empty();
+    // Room for the whole entry (varints and flags take at most 40 bytes):
+    // the small copies below then never grow the buffer.
+    out.reserve(key.len() + value.len() + 40);
     match layout {
         Layout::Plain => {
             put_varint(out, key.len() as u64);

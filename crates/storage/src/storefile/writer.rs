@@ -56,6 +56,10 @@ pub struct StoreFileWriter {
     /// append parses one key, not two.
     last_parts: Option<(usize, usize, usize, u64, u8)>,
     last_seq: u64,
+    /// The row `begin_row` opened: (row length, whether the last entry is
+    /// of this row); `append_column` builds full keys in `row_key`.
+    open_row: Option<(usize, bool)>,
+    row_key: Vec<u8>,
     entries: u64,
     key_bytes: u64,
     value_bytes: u64,
@@ -124,6 +128,8 @@ impl StoreFileWriter {
             last_key: Vec::new(),
             last_parts: None,
             last_seq: 0,
+            open_row: None,
+            row_key: Vec::new(),
             entries: 0,
             key_bytes: 0,
             value_bytes: 0,
@@ -191,32 +197,10 @@ impl StoreFileWriter {
                 (row_order != Ordering::Equal, !same_col)
             }
         };
-        if let Some(b) = &mut self.bloom {
-            if new_row {
-                b.add(k.row, bloom::SEED_ROW);
-            }
-            if new_col && self.bloom_type == BloomType::RowCol {
-                // The column part of the encoded key is the ROWCOL key.
-                b.add(
-                    key.get(..key.len() - TS_TYPE_LEN).unwrap_or_default(),
-                    bloom::SEED_COL,
-                );
-            }
-        }
-        if !self.block.is_empty()
-            && self.block.size_estimate() + key.len() + value.len() + ENTRY_SLACK > MAX_BLOCK_LEN
-        {
-            self.flush_block()?;
-        }
-        if self.block.is_empty() {
-            self.block_first_key.clear();
-            self.block_first_key.extend_from_slice(key);
-        }
-        self.block.add(key, seq, value, !new_row);
-
-        if self.entries == 0 {
-            self.first_key = key.to_vec();
-        }
+        // A cell appended by key ends any row `begin_row` opened.
+        self.open_row = None;
+        self.before_add((key, value.len()), k.row.len(), new_row, new_col)?;
+        self.add_to_block(key, seq, value, !new_row);
         // Within a row only the column part changes: copy just that.
         let row_end = 2 + k.row.len();
         if new_row || self.last_key.len() < row_end {
@@ -227,22 +211,192 @@ impl StoreFileWriter {
             self.last_key
                 .extend_from_slice(key.get(row_end..).unwrap_or_default());
         }
-        self.last_parts = Some((
+        let parts = (
             k.row.len(),
             k.family.len(),
             k.qualifier.len(),
             k.timestamp,
             k.type_code,
-        ));
+        );
+        self.account(parts, seq, key.len(), value.len())
+    }
+
+    /// Starts row `row` for [`append_column`](Self::append_column): the
+    /// flush's path, which holds a row's cells as column keys. The row is
+    /// compared with the last entry's once here, not once per cell (a
+    /// `wide53` row's 53 cells repeat its 64-byte row).
+    pub fn begin_row(&mut self, row: &[u8]) -> Result<()> {
+        let last_row = self
+            .last_parts
+            .and_then(|p| self.last_ref(p))
+            .map(|last| last.row.cmp(row));
+        if last_row == Some(Ordering::Greater) {
+            return Err(StorageError::InvalidRequest(format!(
+                "store file {}: row {} is out of order after {}",
+                self.path.display(),
+                ferrobase_types::binary::to_string_binary(row),
+                key_text(&self.last_key)
+            )));
+        }
+        if row.len() > key::MAX_ROW_LEN {
+            return Err(StorageError::InvalidRequest(format!(
+                "store file {}: row of {} bytes is longer than {}",
+                self.path.display(),
+                row.len(),
+                key::MAX_ROW_LEN
+            )));
+        }
+        self.open_row = Some((row.len(), last_row == Some(Ordering::Equal)));
+        self.row_key.clear();
+        key::join_into(&mut self.row_key, row, &[]);
+        Ok(())
+    }
+
+    /// Appends a cell of the row [`begin_row`](Self::begin_row) opened,
+    /// given as a column key ([`key::encode_column_into`]): the same
+    /// checks as [`append`](Self::append), comparing the column part only.
+    pub fn append_column(&mut self, column: &[u8], seq: u64, value: &[u8]) -> Result<()> {
+        let Some((row_len, continues)) = self.open_row else {
+            return Err(StorageError::InvalidRequest(format!(
+                "store file {}: a column appended before its row",
+                self.path.display()
+            )));
+        };
+        let (family, qualifier, timestamp, type_code) =
+            key::column_parts(column).ok_or_else(|| {
+                StorageError::InvalidRequest(format!(
+                    "store file {}: unparseable column key {}",
+                    self.path.display(),
+                    ferrobase_types::binary::to_string_binary(column)
+                ))
+            })?;
+        if family != self.family.as_bytes() {
+            return Err(StorageError::InvalidRequest(format!(
+                "store file {} of family '{}' got a cell of family '{}'",
+                self.path.display(),
+                self.family,
+                ferrobase_types::binary::to_string_binary(family)
+            )));
+        }
+        let key_len = 2 + row_len + column.len();
+        if key_len + value.len() + ENTRY_SLACK > MAX_BLOCK_LEN {
+            return Err(StorageError::InvalidRequest(format!(
+                "cell of {} bytes in store file {} is too large for a block",
+                key_len + value.len(),
+                self.path.display()
+            )));
+        }
+        let row_end = 2 + row_len;
+        let mut new_col = true;
+        if continues {
+            let last = self.last_key.get(row_end..).unwrap_or_default();
+            let (lf, lq, lts, ltype) = key::column_parts(last).unwrap_or_default();
+            let column_order =
+                key::short_cmp(lf, family).then_with(|| key::short_cmp(lq, qualifier));
+            let order = column_order
+                .then_with(|| timestamp.cmp(&lts))
+                .then_with(|| type_code.cmp(&ltype))
+                .then_with(|| seq.cmp(&self.last_seq));
+            if order == Ordering::Greater {
+                return Err(StorageError::InvalidRequest(format!(
+                    "store file {}: column {} (seq {seq}) is out of order after {} (seq {})",
+                    self.path.display(),
+                    ferrobase_types::binary::to_string_binary(column),
+                    key_text(&self.last_key),
+                    self.last_seq
+                )));
+            }
+            new_col = column_order != Ordering::Equal;
+        }
+        // The full key is built behind the row prefix `begin_row` left in
+        // `row_key`; `last_key` stays the previous entry until the add.
+        let mut full = std::mem::take(&mut self.row_key);
+        full.truncate(row_end);
+        full.extend_from_slice(column);
+        let added = self
+            .before_add((&full, value.len()), row_len, !continues, new_col)
+            .map(|()| self.add_to_block(&full, seq, value, continues));
+        if added.is_ok() {
+            if continues {
+                self.last_key.truncate(row_end);
+                self.last_key.extend_from_slice(column);
+            } else {
+                self.last_key.clear();
+                self.last_key.extend_from_slice(&full);
+            }
+        }
+        self.row_key = full;
+        added?;
+        self.open_row = Some((row_len, true));
+        let parts = (row_len, family.len(), qualifier.len(), timestamp, type_code);
+        self.account(parts, seq, key_len, value.len())
+    }
+
+    /// Before an entry goes into the block: the Bloom filter's keys, and
+    /// finishing the block if the entry would overflow it (`last_key` is
+    /// still the previous entry, the block's last).
+    #[inline]
+    fn before_add(
+        &mut self,
+        (key, value_len): (&[u8], usize),
+        row_len: usize,
+        new_row: bool,
+        new_col: bool,
+    ) -> Result<()> {
+        if let Some(b) = &mut self.bloom {
+            if new_row {
+                b.add(key.get(2..2 + row_len).unwrap_or_default(), bloom::SEED_ROW);
+            }
+            if new_col && self.bloom_type == BloomType::RowCol {
+                // The column part of the encoded key is the ROWCOL key.
+                b.add(
+                    key.get(..key.len().saturating_sub(TS_TYPE_LEN))
+                        .unwrap_or_default(),
+                    bloom::SEED_COL,
+                );
+            }
+        }
+        if !self.block.is_empty()
+            && self.block.size_estimate() + key.len() + value_len + ENTRY_SLACK > MAX_BLOCK_LEN
+        {
+            self.flush_block()?;
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn add_to_block(&mut self, key: &[u8], seq: u64, value: &[u8], same_row: bool) {
+        if self.block.is_empty() {
+            self.block_first_key.clear();
+            self.block_first_key.extend_from_slice(key);
+        }
+        self.block.add(key, seq, value, same_row);
+        if self.entries == 0 {
+            self.first_key = key.to_vec();
+        }
+    }
+
+    /// After an entry went into the block: the file's statistics, and
+    /// finishing the block once it reached BLOCKSIZE.
+    #[inline]
+    fn account(
+        &mut self,
+        parts: (usize, usize, usize, u64, u8),
+        seq: u64,
+        key_len: usize,
+        value_len: usize,
+    ) -> Result<()> {
+        let (_, _, _, timestamp, type_code) = parts;
+        self.last_parts = Some(parts);
         self.last_seq = seq;
         self.entries += 1;
-        self.key_bytes += key.len() as u64;
-        self.value_bytes += value.len() as u64;
+        self.key_bytes += key_len as u64;
+        self.value_bytes += value_len as u64;
         self.max_seq = self.max_seq.max(seq);
         self.min_seq = self.min_seq.min(seq);
-        self.min_ts = self.min_ts.min(k.timestamp);
-        self.max_ts = self.max_ts.max(k.timestamp);
-        if CellType::from_code(k.type_code).is_some_and(CellType::is_delete) {
+        self.min_ts = self.min_ts.min(timestamp);
+        self.max_ts = self.max_ts.max(timestamp);
+        if CellType::from_code(type_code).is_some_and(CellType::is_delete) {
             self.delete_markers += 1;
         }
         if self.block.size_estimate() >= self.blocksize {

@@ -5,14 +5,17 @@
 //! "previous entry" state resets so a reader can start decoding there. For
 //! ROW_INDEX_V1 every row start is a restart point (that footer *is* HBase's
 //! row index), plus one every [`RESTART_INTERVAL`] entries inside long rows so
-//! a seek never walks more than that many entries.
+//! a seek never walks more than that many entries. Row runs (NONE) restart
+//! at the first row start after [`RESTART_INTERVAL`] entries, and inside a
+//! row only every [`ROW_RUN_RESTART_MAX`] entries: a restart inside a row
+//! repeats what the row's cells share.
 //!
 //! The builder owns no I/O and no ordering checks (the writer validates keys
 //! and order before calling [`BlockBuilder::add`]). Its buffers are reused
 //! from block to block.
 
 use super::FOOTER_LEN;
-use crate::storefile::encoding::{self, Layout, Prev, RESTART_INTERVAL};
+use crate::storefile::encoding::{self, Layout, Prev, RESTART_INTERVAL, ROW_RUN_RESTART_MAX};
 use ferrobase_types::{DataBlockEncoding, key};
 
 /// See the module docs.
@@ -49,8 +52,18 @@ impl BlockBuilder {
         self.buf.len() + 4 * self.restarts.len() + FOOTER_LEN
     }
 
-    fn restart_due(&self, key: &[u8]) -> bool {
-        if self.entries == 0 || self.since_restart >= RESTART_INTERVAL {
+    fn restart_due(&self, key: &[u8], same_row: bool) -> bool {
+        if self.entries == 0 {
+            return true;
+        }
+        if self.layout == Layout::RowRun {
+            return if same_row {
+                self.since_restart >= ROW_RUN_RESTART_MAX
+            } else {
+                self.since_restart >= RESTART_INTERVAL
+            };
+        }
+        if self.since_restart >= RESTART_INTERVAL {
             return true;
         }
         self.encoding == DataBlockEncoding::RowIndexV1
@@ -62,7 +75,7 @@ impl BlockBuilder {
     /// previous `add` had the same row and family (a store file holds one
     /// family), so the encoder need not compare them again.
     pub fn add(&mut self, key: &[u8], seq: u64, value: &[u8], same_row: bool) {
-        if self.restart_due(key) {
+        if self.restart_due(key, same_row) {
             self.restarts.push(self.buf.len() as u32);
             self.prev.reset();
             self.since_restart = 0;

@@ -3,7 +3,8 @@
 //! A seek binary-searches the restart points (each decodes from the reset
 //! state, so its key is found without touching earlier entries), then walks
 //! forward at most [`RESTART_INTERVAL`](crate::storefile::encoding::RESTART_INTERVAL)
-//! entries. HBase walks every cell of a block from its start (or, with
+//! entries ([`ROW_RUN_RESTART_MAX`](crate::storefile::encoding::ROW_RUN_RESTART_MAX)
+//! inside a long row of a NONE block). HBase walks every cell of a block from its start (or, with
 //! ROW_INDEX_V1, of the row); this bounded walk is where we beat it.
 //!
 //! The iterator holds the block as [`Bytes`] (shared with the block cache),
@@ -197,7 +198,7 @@ impl BlockIter {
             positioned_at = Some(mid);
         }
         // Walk from the restart point before it; the walk ends at or before
-        // restart point `lo`, so it decodes at most RESTART_INTERVAL entries.
+        // restart point `lo`, so it decodes at most one restart interval.
         let start = lo.saturating_sub(1);
         if positioned_at != Some(start) {
             self.seek_to_restart(start)?;
@@ -355,9 +356,61 @@ mod tests {
             };
             if *enc == DataBlockEncoding::RowIndexV1 {
                 assert!(it.num_restarts >= rows, "a restart per row");
+            } else if *enc == DataBlockEncoding::None {
+                // Row runs: at the first row start after 16 entries.
+                let mut expected = 0;
+                let mut since = usize::MAX;
+                let mut last_row = None;
+                for e in &es {
+                    let row = key::row_of(&e.0);
+                    if since == usize::MAX || (row != last_row && since >= 16) {
+                        expected += 1;
+                        since = 0;
+                    }
+                    since += 1;
+                    last_row = row;
+                }
+                assert_eq!(it.num_restarts, expected);
+                assert!(it.num_restarts < es.len().div_ceil(16));
             } else {
                 assert_eq!(it.num_restarts, es.len().div_ceil(16));
             }
+        }
+        Ok(())
+    }
+
+    /// Where a NONE block restarts, on rows of 53, 3 and 150 cells: at row
+    /// starts 16 or more entries apart, and every 64 entries inside a row.
+    #[test]
+    fn row_runs_restart_at_row_starts() -> Result<(), String> {
+        let mut es = Vec::new();
+        for (r, cells) in [53, 53, 3, 3, 3, 3, 3, 3, 150, 2].iter().enumerate() {
+            for q in 0..*cells {
+                let k = key::encode(
+                    format!("row{r:02}").as_bytes(),
+                    b"f",
+                    format!("q{q:03}").as_bytes(),
+                    7,
+                    CellType::Put,
+                );
+                es.push((k, 9, b"v".to_vec()));
+            }
+        }
+        let data = build(DataBlockEncoding::None, &es);
+        let mut it = BlockIter::empty();
+        it.reset(data, DataBlockEncoding::None, FORMAT_VERSION)?;
+        let expected = [0, 53, 106, 124, 188, 252, 274];
+        assert_eq!(it.num_restarts, expected.len());
+        for (i, e) in expected.iter().enumerate() {
+            it.seek_to_restart(i)?;
+            assert_eq!(it.key(), es[*e].0.as_slice(), "restart {i}");
+        }
+        for (k, s, v) in &es {
+            it.seek(k)?;
+            assert_eq!(
+                (it.key(), it.seq(), it.value()),
+                (k.as_slice(), *s, v.as_slice())
+            );
         }
         Ok(())
     }
