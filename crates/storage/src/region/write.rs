@@ -271,10 +271,12 @@ pub(crate) fn insert_edit(stores: &[Store], active: &MemStoreSet, edit: &WalEdit
         // only it is kept. The memstore then takes the cells as they are
         // instead of parsing their keys back to sort them.
         let mut cells: Vec<RunCell<'_>> = Vec::with_capacity(fam.cells.len());
-        cells.extend(fam.cells.iter().map(|c| RunCell {
-            timestamp: edit.timestamp_of(c.timestamp),
-            ..c
-        }));
+        for c in &fam.cells {
+            cells.push(RunCell {
+                timestamp: edit.timestamp_of(c.timestamp),
+                ..c
+            });
+        }
         let order = internal_order(&cells);
         let mut arena = Vec::with_capacity(size);
         arena.extend_from_slice(&edit.row);
@@ -328,30 +330,35 @@ fn same_key(a: &RunCell<'_>, b: &RunCell<'_>) -> bool {
 
 /// `cells` in internal order as `(qualifier prefix, index)` pairs; cells
 /// with identical keys keep their order in the mutation. A 53-column row
-/// arrives as `q0 q1 … q9 q10`, which is not byte order: sorting small
-/// pairs by an integer first costs a fifth of sorting the cells by
-/// comparing their qualifiers.
+/// arrives as `q0 q1 … q9 q10`, which is not byte order: sorting integers
+/// that pack a qualifier's first eight bytes with the cell's index costs a
+/// fraction of sorting the cells by comparing their qualifiers.
 fn internal_order(cells: &[RunCell<'_>]) -> Vec<(u64, u32)> {
-    let mut order: Vec<(u64, u32)> = Vec::with_capacity(cells.len());
-    order.extend(
+    // Prefix and index packed in one integer: the standard library sorts
+    // primitive integers several times faster than tuples under a closure.
+    let mut packed: Vec<u128> = Vec::with_capacity(cells.len());
+    packed.extend(
         cells
             .iter()
             .enumerate()
-            .map(|(i, c)| (qualifier_prefix(c.qualifier), i as u32)),
+            .map(|(i, c)| (u128::from(qualifier_prefix(c.qualifier)) << 64) | i as u128),
     );
+    packed.sort_unstable();
+    let mut order: Vec<(u64, u32)> = Vec::with_capacity(packed.len());
+    order.extend(packed.iter().map(|&k| ((k >> 64) as u64, k as u32)));
+    // Equal prefixes (qualifiers alike in their first eight bytes, or
+    // repeated): order each such group by the full comparison.
     let full = |a: u32, b: u32| match (cells.get(a as usize), cells.get(b as usize)) {
         (Some(x), Some(y)) => key::short_cmp(x.qualifier, y.qualifier)
             .then_with(|| y.timestamp.cmp(&x.timestamp))
-            .then_with(|| y.kind.code().cmp(&x.kind.code())),
-        _ => std::cmp::Ordering::Equal,
+            .then_with(|| y.kind.code().cmp(&x.kind.code()))
+            .then_with(|| a.cmp(&b)),
+        _ => a.cmp(&b),
     };
-    let cmp = |a: &(u64, u32), b: &(u64, u32)| {
-        a.0.cmp(&b.0)
-            .then_with(|| full(a.1, b.1))
-            .then_with(|| a.1.cmp(&b.1))
-    };
-    if !order.is_sorted_by(|a, b| cmp(a, b).is_le()) {
-        order.sort_unstable_by(cmp);
+    for group in order.chunk_by_mut(|a, b| a.0 == b.0) {
+        if group.len() > 1 {
+            group.sort_unstable_by(|a, b| full(a.1, b.1));
+        }
     }
     order
 }

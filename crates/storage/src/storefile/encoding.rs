@@ -180,7 +180,7 @@ pub(crate) fn from_code(c: u8) -> Option<DataBlockEncoding> {
 /// current entry on the read side.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Prev {
-    /// The full key.
+    /// The full key; for a row run, its row and family part only.
     pub key: Vec<u8>,
     /// Length of the column part of `key` (DIFF, FAST_DIFF), or of its row
     /// and family part (row run).
@@ -329,12 +329,12 @@ pub(crate) fn encode_entry(
             put_varint(out, value.len() as u64);
             put_changed_fields(out, flags, prev, seq, ts, typ);
             out.extend_from_slice(qualifier);
-            // Within a row only the part after the row and family changes:
-            // copy just that (as RowShared does).
-            let kept = if same_rf { rf_len } else { 0 };
-            prev.key.truncate(kept);
-            prev.key
-                .extend_from_slice(key.get(kept..).unwrap_or_default());
+            // A row run compares only the row and family with the previous
+            // entry: `prev.key` keeps just those, copied when they change.
+            if !same_rf {
+                prev.key.clear();
+                prev.key.extend_from_slice(rf);
+            }
             prev.col_len = rf_len;
             prev.ts = ts;
             prev.typ = typ;

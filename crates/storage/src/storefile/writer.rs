@@ -317,12 +317,13 @@ impl StoreFileWriter {
             .before_add((&full, value.len()), row_len, !continues, new_col)
             .map(|()| self.add_to_block(&full, seq, value, continues));
         if added.is_ok() {
-            if continues {
-                self.last_key.truncate(row_end);
-                self.last_key.extend_from_slice(column);
-            } else {
-                self.last_key.clear();
-                self.last_key.extend_from_slice(&full);
+            // The new key becomes `last_key` by a swap, and the old one's
+            // buffer builds the next key: within a row it starts with the
+            // same row already.
+            std::mem::swap(&mut self.last_key, &mut full);
+            if !continues {
+                full.clear();
+                full.extend_from_slice(self.last_key.get(..row_end).unwrap_or_default());
             }
         }
         self.row_key = full;
