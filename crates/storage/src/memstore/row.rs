@@ -350,21 +350,16 @@ impl RowCells {
         let mut full = Vec::with_capacity(2 + row.len() + 64);
         key::join_into(&mut full, row, &[]);
         let prefix = full.len();
-        self.for_each_column(|col, seq, value| {
-            // Past the row prefix, `full` still holds the previous column
-            // (empty before the first cell).
-            if newest_only
-                && full.len() > prefix
-                && full
-                    .get(prefix..)
-                    .is_some_and(|prev| key::short_cmp(prev, col) == Ordering::Equal)
-            {
-                return Ok(());
-            }
+        let mut with_row = |col: &[u8], seq, value: &[u8]| {
             full.truncate(prefix);
             full.extend_from_slice(col);
             f(&full, seq, value)
-        })
+        };
+        if newest_only {
+            self.for_each_newest_column(with_row)
+        } else {
+            self.for_each_column(&mut with_row)
+        }
     }
 
     /// Appends to `out` every cell of `row` ≥ `from` (all when `None`, or

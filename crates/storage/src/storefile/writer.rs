@@ -288,14 +288,13 @@ impl StoreFileWriter {
         }
         let row_end = 2 + row_len;
         let mut new_col = true;
-        if continues {
-            let last = self.last_key.get(row_end..).unwrap_or_default();
-            let (lf, lq, lts, ltype) = key::column_parts(last).unwrap_or_default();
-            let column_order =
-                key::short_cmp(lf, family).then_with(|| key::short_cmp(lq, qualifier));
+        // `last_parts` locates the previous entry's fields in `last_key`.
+        if continues && let Some(last) = self.last_parts.and_then(|p| self.last_ref(p)) {
+            let column_order = key::short_cmp(last.family, family)
+                .then_with(|| key::short_cmp(last.qualifier, qualifier));
             let order = column_order
-                .then_with(|| timestamp.cmp(&lts))
-                .then_with(|| type_code.cmp(&ltype))
+                .then_with(|| timestamp.cmp(&last.timestamp))
+                .then_with(|| type_code.cmp(&last.type_code))
                 .then_with(|| seq.cmp(&self.last_seq));
             if order == Ordering::Greater {
                 return Err(StorageError::InvalidRequest(format!(
