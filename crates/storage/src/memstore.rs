@@ -26,7 +26,7 @@ use bytes::Bytes;
 use crossbeam_skiplist::SkipMap;
 use ferrobase_types::key;
 use parking_lot::RwLock;
-use row::RowCells;
+use row::{CellView, RowCells};
 use std::cmp::Ordering;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
@@ -65,8 +65,10 @@ impl Ord for MemKey {
 pub const ROW_OVERHEAD: u64 = 128;
 
 /// One store's memstore.
-#[derive(Default)]
 pub struct MemStore {
+    /// The store's family: every cell here is of it, so cells do not
+    /// repeat it (see [`row`]).
+    family: Bytes,
     rows: SkipMap<RowKey, RwLock<RowCells>>,
     entries: std::sync::atomic::AtomicUsize,
     size: AtomicU64,
@@ -77,9 +79,10 @@ pub struct MemStore {
 }
 
 impl MemStore {
-    /// An empty memstore.
-    pub fn new() -> MemStore {
+    /// An empty memstore of `family`.
+    pub fn new(family: Bytes) -> MemStore {
         MemStore {
+            family,
             rows: SkipMap::new(),
             entries: std::sync::atomic::AtomicUsize::new(0),
             size: AtomicU64::new(0),
@@ -90,31 +93,45 @@ impl MemStore {
         }
     }
 
+    /// The family of every cell here.
+    pub fn family(&self) -> &Bytes {
+        &self.family
+    }
+
     /// Inserts one entry (a full encoded key, whose row is `row`) and
-    /// returns the bytes it added to the accounting. An entry with an
-    /// identical key and sequence id replaces the old one (a batch
-    /// repeating a cell: the later one wins). For tests and tools; the
-    /// write path uses [`insert_row`](Self::insert_row).
-    pub fn insert(&self, row: &[u8], key: &[u8], seq: u64, timestamp: u64, value: &[u8]) -> u64 {
-        let column = key::column_of(key).unwrap_or_default();
-        let mut arena = Vec::with_capacity(row.len() + column.len() + value.len());
+    /// returns the bytes it added to the accounting; `None`, inserting
+    /// nothing, when the key does not parse or names another family. An
+    /// entry with an identical key and sequence id replaces the old one.
+    /// For tests and tools; the write path uses [`insert_row`](Self::insert_row).
+    pub fn insert(&self, row: &[u8], key: &[u8], seq: u64, value: &[u8]) -> Option<u64> {
+        let (family, qualifier, timestamp, kind) =
+            key::column_of(key).and_then(key::column_parts)?;
+        if family != &self.family[..] || key::row_of(key) != Some(row) {
+            return None;
+        }
+        let mut arena = Vec::with_capacity(row.len() + qualifier.len() + value.len());
         arena.extend_from_slice(row);
-        arena.extend_from_slice(column);
+        arena.extend_from_slice(qualifier);
         arena.extend_from_slice(value);
-        let cell = (row.len() as u32, column.len() as u32, value.len() as u32);
-        self.insert_row(
+        let cell = row::ArenaCell {
+            qualifier: (row.len() as u32, qualifier.len() as u32),
+            value: ((row.len() + qualifier.len()) as u32, value.len() as u32),
+            timestamp,
+            kind,
+        };
+        Some(self.insert_row(
             row,
             seq,
             Bytes::from(arena),
             &[cell],
             (timestamp, timestamp),
-            true,
-        )
+            false,
+        ))
     }
 
     /// Inserts the cells one mutation wrote to one row. `arena` starts with
-    /// the row, followed by the cells' column keys and values (see
-    /// [`row`]); all have sequence id `seq`, timestamps within
+    /// the row, followed by bytes holding the cells' qualifiers and values
+    /// (see [`row`]); all have sequence id `seq`, timestamps within
     /// `time_range`. One row lookup and one lock for all of them. Returns
     /// the bytes added to the accounting. `sorted`: the cells are in internal
     /// order with no two identical keys (see [`RowCells::insert_sorted`]).
@@ -147,7 +164,7 @@ impl MemStore {
             if sorted {
                 row_cells.insert_sorted(arena, cells, seq)
             } else {
-                row_cells.insert_arena(arena, cells, seq)
+                row_cells.insert(arena, cells, seq)
             }
         };
         self.entries.fetch_add(added, AtomicOrdering::Relaxed);
@@ -209,50 +226,20 @@ impl MemStore {
         MemStoreScanner::new(Arc::clone(self), read_point, Some(stop_row))
     }
 
-    /// Calls `f(key, seq, value)` for every entry in cell order (all
-    /// sequence ids). For a memstore no one writes to any more (a flush
-    /// snapshot): rows are walked in place, without copying cells out.
-    pub fn for_each_entry<E>(
-        &self,
-        mut f: impl FnMut(&[u8], u64, &[u8]) -> Result<(), E>,
-    ) -> Result<(), E> {
-        for entry in self.rows.iter() {
-            entry.value().read().for_each(entry.key().row(), &mut f)?;
-        }
-        Ok(())
-    }
-
-    /// [`for_each_entry`](Self::for_each_entry) keeping only the newest
-    /// write of each identical key: what a flush writes.
-    pub fn for_each_newest<E>(
-        &self,
-        mut f: impl FnMut(&[u8], u64, &[u8]) -> Result<(), E>,
-    ) -> Result<(), E> {
-        for entry in self.rows.iter() {
-            entry
-                .value()
-                .read()
-                .for_each_newest(entry.key().row(), &mut f)?;
-        }
-        Ok(())
-    }
-
-    /// [`for_each_newest`](Self::for_each_newest) by row, for `sink`:
-    /// `row(sink, r)` opens each row, then `column(sink, column key, seq,
-    /// value)` gets its cells (the store file writer's `begin_row` and
-    /// `append_column`).
+    /// Walks a memstore no one writes to any more (a flush snapshot) row
+    /// by row, in place, keeping only the newest write of each identical
+    /// key: `row(sink, r)` opens each row, then `cell(sink, c)` gets its
+    /// cells in internal order (the store file writer's `begin_row` and
+    /// `append_cell`). No key is built.
     pub fn for_each_newest_by_row<S, E>(
         &self,
         sink: &mut S,
         row: impl Fn(&mut S, &[u8]) -> Result<(), E>,
-        column: impl Fn(&mut S, &[u8], u64, &[u8]) -> Result<(), E>,
+        cell: impl Fn(&mut S, &CellView<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
         for entry in self.rows.iter() {
             row(sink, entry.key().row())?;
-            entry
-                .value()
-                .read()
-                .for_each_newest_column(|c, seq, v| column(sink, c, seq, v))?;
+            entry.value().read().for_each_newest(|c| cell(sink, c))?;
         }
         Ok(())
     }
@@ -269,10 +256,13 @@ pub struct MemStoreSet {
 }
 
 impl MemStoreSet {
-    /// Empty memstores for `families` stores.
-    pub fn new(families: usize) -> MemStoreSet {
+    /// Empty memstores for stores of `families`, in order.
+    pub fn new(families: impl IntoIterator<Item = Bytes>) -> MemStoreSet {
         MemStoreSet {
-            stores: (0..families).map(|_| Arc::new(MemStore::new())).collect(),
+            stores: families
+                .into_iter()
+                .map(|f| Arc::new(MemStore::new(f)))
+                .collect(),
         }
     }
 
@@ -316,17 +306,17 @@ mod tests {
         )
     }
 
-    fn ins(m: &MemStore, k: (Bytes, Bytes), seq: u64, ts: u64, v: &'static [u8]) {
-        m.insert(&k.0, &k.1, seq, ts, v);
+    fn ins(m: &MemStore, k: (Bytes, Bytes), seq: u64, v: &'static [u8]) {
+        assert!(m.insert(&k.0, &k.1, seq, v).is_some());
     }
 
     #[test]
     fn sorted_by_key_then_seq_desc_and_read_point_hides_newer() {
-        let m = Arc::new(MemStore::new());
-        ins(&m, k("b", "q", 1), 1, 1, b"b1");
-        ins(&m, k("a", "q", 1), 2, 1, b"a-old");
-        ins(&m, k("a", "q", 1), 5, 1, b"a-new");
-        ins(&m, k("a", "q", 9), 3, 9, b"a9");
+        let m = Arc::new(MemStore::new(Bytes::from_static(b"f")));
+        ins(&m, k("b", "q", 1), 1, b"b1");
+        ins(&m, k("a", "q", 1), 2, b"a-old");
+        ins(&m, k("a", "q", 1), 5, b"a-new");
+        ins(&m, k("a", "q", 9), 3, b"a9");
         assert_eq!(m.len(), 4);
         assert!(m.size() > 4 * ENTRY_OVERHEAD);
         assert_eq!((m.min_seq(), m.max_seq()), (1, 5));

@@ -138,7 +138,9 @@ impl Region {
                 compaction_lock: Mutex::new(()),
             });
         }
-        let active = Arc::new(MemStoreSet::new(stores.len()));
+        let active = Arc::new(MemStoreSet::new(
+            stores.iter().map(|s| s.family_bytes.clone()),
+        ));
         let mut last_seq = manifest.max_seq.max(manifest.flushed_seq);
         let mut replayed_bytes = 0;
         let mut replay = |edit: WalEdit| -> Result<()> {

@@ -1,6 +1,6 @@
-//! The store file writer's row path (`begin_row` + `append_column`, what a
-//! flush uses) writes the very bytes `append` writes for the same cells,
-//! and refuses what `append` refuses.
+//! The store file writer's row paths (`begin_row` + `append_cell`, what a
+//! flush uses, and `begin_row` + `append_column`) write the very bytes
+//! `append` writes for the same cells, and refuse what `append` refuses.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -66,23 +66,30 @@ fn row_path_writes_the_same_bytes_as_append() {
                 w.append(&k, *seq, v).unwrap();
             }
             let a = w.finish().unwrap();
-            let mut w = StoreFileWriter::create(&by_row, &fam, cells.len() as u64).unwrap();
-            let mut last: Option<&[u8]> = None;
-            for (row, col, seq, v) in &cells {
-                if last != Some(row.as_slice()) {
-                    w.begin_row(row).unwrap();
-                    last = Some(row);
+            for by_parts in [false, true] {
+                let mut w = StoreFileWriter::create(&by_row, &fam, cells.len() as u64).unwrap();
+                let mut last: Option<&[u8]> = None;
+                for (row, col, seq, v) in &cells {
+                    if last != Some(row.as_slice()) {
+                        w.begin_row(row).unwrap();
+                        last = Some(row);
+                    }
+                    if by_parts {
+                        let (_, q, ts, t) = key::column_parts(col).unwrap();
+                        w.append_cell(q, ts, t, *seq, v).unwrap();
+                    } else {
+                        w.append_column(col, *seq, v).unwrap();
+                    }
                 }
-                w.append_column(col, *seq, v).unwrap();
+                let b = w.finish().unwrap();
+                assert_eq!(a.entries, b.entries);
+                assert!(a.blocks > 10, "{enc} {bloom:?}: {} blocks", a.blocks);
+                assert_eq!(
+                    std::fs::read(&by_key).unwrap(),
+                    std::fs::read(&by_row).unwrap(),
+                    "{enc} {bloom:?} by parts: {by_parts}"
+                );
             }
-            let b = w.finish().unwrap();
-            assert_eq!(a.entries, b.entries);
-            assert!(a.blocks > 10, "{enc} {bloom:?}: {} blocks", a.blocks);
-            assert_eq!(
-                std::fs::read(&by_key).unwrap(),
-                std::fs::read(&by_row).unwrap(),
-                "{enc} {bloom:?}"
-            );
         }
     }
 }
@@ -130,6 +137,11 @@ fn row_path_rejects_bad_input() {
     w.begin_row(b"d").unwrap();
     w.append_column(&col(b"a", 1, CellType::Put), 1, b"v")
         .unwrap();
+    // By parts: an unknown type code, an earlier qualifier, then a good one.
+    assert!(bad(w.append_cell(b"b", 1, 0x42, 1, b"v")));
+    assert!(bad(w.append_cell(b"0", 1, CellType::Put.code(), 1, b"v")));
+    w.append_cell(b"b", 1, CellType::Put.code(), 1, b"v")
+        .unwrap();
     let info = w.finish().unwrap();
-    assert_eq!(info.entries, 4);
+    assert_eq!(info.entries, 5);
 }

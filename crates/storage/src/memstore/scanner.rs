@@ -60,10 +60,13 @@ impl MemStoreScanner {
             {
                 return;
             }
-            entry
-                .value()
-                .read()
-                .collect(row, start.as_ref(), self.read_point, &mut self.buf);
+            entry.value().read().collect(
+                row,
+                self.store.family(),
+                start.as_ref(),
+                self.read_point,
+                &mut self.buf,
+            );
             self.last_row = Some(row.clone());
             if !self.buf.is_empty() {
                 return;

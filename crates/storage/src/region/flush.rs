@@ -92,7 +92,9 @@ impl Region {
                     if st.active.is_empty() {
                         return Ok(false);
                     }
-                    let fresh = Arc::new(MemStoreSet::new(self.stores.len()));
+                    let fresh = Arc::new(MemStoreSet::new(
+                        self.stores.iter().map(|s| s.family_bytes.clone()),
+                    ));
                     let snap = std::mem::replace(&mut st.active, fresh);
                     st.snapshot = Some(snap.clone());
                     (snap, self.mvcc.completed_prefix())
@@ -116,7 +118,7 @@ impl Region {
             mem.for_each_newest_by_row(
                 &mut writer,
                 |w, row| w.begin_row(row),
-                |w, column, seq, value| w.append_column(column, seq, value),
+                |w, c| w.append_cell(c.qualifier, c.timestamp, c.kind, c.seq, c.value),
             )?;
             let info = writer.finish()?;
             written.push((i, name, dest, info.max_seq_id, info.length));

@@ -4,10 +4,11 @@
 use super::{Region, Store};
 use crate::error::{Result, StorageError};
 use crate::memstore::MemStoreSet;
+use crate::memstore::row::ArenaCell;
 use crate::wal::{WalEdit, WalFamily};
 use bytes::Bytes;
 use ferrobase_types::mutation::check_cell;
-use ferrobase_types::{CellType, Durability, LATEST_TIMESTAMP, RowMutation, RunCell, key};
+use ferrobase_types::{CellType, Durability, LATEST_TIMESTAMP, RowMutation, key};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -247,10 +248,10 @@ impl Region {
     }
 }
 
-/// Inserts an edit's cells into `active`; returns the bytes added. The
-/// row, then the column keys and values of one family's cells, are copied
-/// into one arena buffer (see `memstore::row`): one allocation per row and
-/// family, and the row is stored once, not once per cell.
+/// Inserts an edit's cells into `active`; returns the bytes added. Each
+/// family's arena is the row followed by the family's cell run as it was
+/// received (see `memstore::row`): one copy of the run, and the cells are
+/// located in it instead of re-encoded one by one.
 pub(crate) fn insert_edit(stores: &[Store], active: &MemStoreSet, edit: &WalEdit) -> u64 {
     let mut added = 0;
     for fam in &edit.families {
@@ -261,42 +262,43 @@ pub(crate) fn insert_edit(stores: &[Store], active: &MemStoreSet, edit: &WalEdit
         let Some(memstore) = active.stores.get(idx) else {
             continue;
         };
-        // A run cell's bytes bound its qualifier and value; each column key
-        // adds the family and the fixed key fields.
-        let size = edit.row.len()
-            + fam.cells.as_bytes().len()
-            + fam.cells.len() * (key::KEY_OVERHEAD - 2 + fam.family.len());
+        // One pass over the run locates each cell in the arena (the run is
+        // copied whole) and resolves its timestamp.
+        let run = fam.cells.as_bytes();
+        let at = edit.row.len();
+        let mut arena = Vec::with_capacity(at + run.len());
+        arena.extend_from_slice(&edit.row);
+        arena.extend_from_slice(run);
+        let n = fam.cells.len();
+        let mut cells: Vec<ArenaCell> = Vec::with_capacity(n);
+        let mut packed: Vec<u64> = Vec::with_capacity(if n <= MAX_PACKED { n } else { 0 });
+        for c in &fam.cells {
+            if n <= MAX_PACKED {
+                packed.push(qualifier_prefix(c.qualifier) | cells.len() as u64);
+            }
+            cells.push(ArenaCell {
+                qualifier: locate(&mut arena, at, run, c.qualifier),
+                value: locate(&mut arena, at, run, c.value),
+                timestamp: edit.timestamp_of(c.timestamp),
+                kind: c.kind.code(),
+            });
+        }
         // Internal order (qualifier, then newest timestamp and highest type
         // first); of identical keys the mutation's last cell is last, and
         // only it is kept. The memstore then takes the cells as they are
-        // instead of parsing their keys back to sort them.
-        let mut cells: Vec<RunCell<'_>> = Vec::with_capacity(fam.cells.len());
-        for c in &fam.cells {
-            cells.push(RunCell {
-                timestamp: edit.timestamp_of(c.timestamp),
-                ..c
-            });
-        }
-        let order = internal_order(&cells);
-        let mut arena = Vec::with_capacity(size);
-        arena.extend_from_slice(&edit.row);
+        // instead of comparing them again.
+        let order = internal_order(&arena, &cells, packed);
         let mut slots = Vec::with_capacity(order.len());
         let (mut lo, mut hi) = (u64::MAX, 0);
-        let mut iter = order
-            .iter()
-            .filter_map(|&(p, i)| Some((p, cells.get(i as usize)?)));
+        let mut iter = order.iter().filter_map(|&i| cells.get(i as usize));
         let mut current = iter.next();
-        while let Some((prefix, c)) = current {
+        while let Some(c) = current {
             let next = iter.next();
             current = next;
-            if next.is_some_and(|(np, n)| np == prefix && same_key(c, n)) {
+            if next.is_some_and(|n| same_key(&arena, c, n)) {
                 continue;
             }
-            let start = arena.len();
-            key::encode_column_into(&mut arena, &fam.family, c.qualifier, c.timestamp, c.kind);
-            let key_len = arena.len() - start;
-            arena.extend_from_slice(c.value);
-            slots.push((start as u32, key_len as u32, c.value.len() as u32));
+            slots.push(*c);
             lo = lo.min(c.timestamp);
             hi = hi.max(c.timestamp);
         }
@@ -312,52 +314,95 @@ pub(crate) fn insert_edit(stores: &[Store], active: &MemStoreSet, edit: &WalEdit
     added
 }
 
-/// The first eight bytes of a qualifier as a big-endian number, zero
-/// padded: comparing two of these orders most qualifiers without touching
-/// their bytes again.
+/// Where `part`, a slice of `run`, sits in an arena holding `run` from
+/// offset `at`: `(start, length)`. A run's cells borrow its bytes, so
+/// this is their distance from the run's start; a part found elsewhere
+/// (never, today) is appended to the arena instead of trusted.
+fn locate(arena: &mut Vec<u8>, at: usize, run: &[u8], part: &[u8]) -> (u32, u32) {
+    let offset = (part.as_ptr() as usize).wrapping_sub(run.as_ptr() as usize);
+    let start = match offset.checked_add(part.len()) {
+        Some(end) if offset <= run.len() && end <= run.len() => at + offset,
+        _ => {
+            arena.extend_from_slice(part);
+            arena.len() - part.len()
+        }
+    };
+    (start as u32, part.len() as u32)
+}
+
+/// The bytes of `part` (start, length) in `arena`; empty if out of range.
+#[inline]
+fn bytes_at(arena: &[u8], (start, len): (u32, u32)) -> &[u8] {
+    let start = start as usize;
+    arena
+        .get(start..start.saturating_add(len as usize))
+        .unwrap_or_default()
+}
+
+/// The first seven bytes of a qualifier as a big-endian number, zero
+/// padded, shifted left by eight bits: room for a cell's index below it,
+/// so one `u64` sorts by qualifier prefix, then position.
+#[inline]
 fn qualifier_prefix(q: &[u8]) -> u64 {
-    let mut b = [0u8; 8];
-    let n = q.len().min(8);
-    if let (Some(dst), Some(src)) = (b.get_mut(..n), q.get(..n)) {
-        dst.copy_from_slice(src);
+    if let Some(head) = q.first_chunk::<8>() {
+        return u64::from_be_bytes(*head) & !0xff;
     }
-    u64::from_be_bytes(b)
+    // Shorter than eight bytes (most qualifiers): no copy call.
+    let mut v = 0u64;
+    for &b in q {
+        v = (v << 8) | u64::from(b);
+    }
+    v.checked_shl(8 * (8 - q.len() as u32)).unwrap_or(0)
 }
 
-fn same_key(a: &RunCell<'_>, b: &RunCell<'_>) -> bool {
-    a.qualifier == b.qualifier && a.timestamp == b.timestamp && a.kind == b.kind
+fn same_key(arena: &[u8], a: &ArenaCell, b: &ArenaCell) -> bool {
+    a.timestamp == b.timestamp
+        && a.kind == b.kind
+        && key::short_cmp(bytes_at(arena, a.qualifier), bytes_at(arena, b.qualifier)).is_eq()
 }
 
-/// `cells` in internal order as `(qualifier prefix, index)` pairs; cells
-/// with identical keys keep their order in the mutation. A 53-column row
-/// arrives as `q0 q1 … q9 q10`, which is not byte order: sorting integers
-/// that pack a qualifier's first eight bytes with the cell's index costs a
-/// fraction of sorting the cells by comparing their qualifiers.
-fn internal_order(cells: &[RunCell<'_>]) -> Vec<(u64, u32)> {
-    // Prefix and index packed in one integer: the standard library sorts
-    // primitive integers several times faster than tuples under a closure.
-    let mut packed: Vec<u128> = Vec::with_capacity(cells.len());
-    packed.extend(
-        cells
-            .iter()
-            .enumerate()
-            .map(|(i, c)| (u128::from(qualifier_prefix(c.qualifier)) << 64) | i as u128),
-    );
-    packed.sort_unstable();
-    let mut order: Vec<(u64, u32)> = Vec::with_capacity(packed.len());
-    order.extend(packed.iter().map(|&k| ((k >> 64) as u64, k as u32)));
-    // Equal prefixes (qualifiers alike in their first eight bytes, or
-    // repeated): order each such group by the full comparison.
+/// Rows of up to this many cells sort packed integers (an 8-bit index).
+const MAX_PACKED: usize = 256;
+
+/// Indexes of `cells` (parts of `arena`) in internal order; cells with
+/// identical keys keep their order in the mutation. `packed` holds their
+/// `qualifier_prefix(qualifier) | index`, computed while the caller
+/// parsed the cells (empty past [`MAX_PACKED`]). A
+/// 53-column row arrives as `q0 q1 … q9 q10`, which is not byte order:
+/// sorting integers that pack a qualifier's first seven bytes with the
+/// cell's index costs a fraction of sorting the cells by comparing their
+/// qualifiers (the standard library sorts primitive integers several
+/// times faster than structs under a closure).
+fn internal_order(arena: &[u8], cells: &[ArenaCell], mut packed: Vec<u64>) -> Vec<u32> {
     let full = |a: u32, b: u32| match (cells.get(a as usize), cells.get(b as usize)) {
-        (Some(x), Some(y)) => key::short_cmp(x.qualifier, y.qualifier)
-            .then_with(|| y.timestamp.cmp(&x.timestamp))
-            .then_with(|| y.kind.code().cmp(&x.kind.code()))
-            .then_with(|| a.cmp(&b)),
+        (Some(x), Some(y)) => {
+            key::short_cmp(bytes_at(arena, x.qualifier), bytes_at(arena, y.qualifier))
+                .then_with(|| y.timestamp.cmp(&x.timestamp))
+                .then_with(|| y.kind.cmp(&x.kind))
+                .then_with(|| a.cmp(&b))
+        }
         _ => a.cmp(&b),
     };
-    for group in order.chunk_by_mut(|a, b| a.0 == b.0) {
-        if group.len() > 1 {
-            group.sort_unstable_by(|a, b| full(a.1, b.1));
+    if cells.len() > MAX_PACKED || packed.len() != cells.len() {
+        // Too many for an 8-bit index: sort the indexes themselves.
+        let mut order: Vec<u32> = (0..cells.len() as u32).collect();
+        order.sort_unstable_by(|&a, &b| full(a, b));
+        return order;
+    }
+    // Rows sent in order (a client that sorts its columns) skip the sort.
+    if !packed.is_sorted() {
+        packed.sort_unstable();
+    }
+    let mut order: Vec<u32> = Vec::with_capacity(packed.len());
+    // Equal prefixes (qualifiers alike in their first seven bytes, or
+    // repeated): order each such group by the full comparison.
+    for group in packed.chunk_by(|a, b| a >> 8 == b >> 8) {
+        let start = order.len();
+        order.extend(group.iter().map(|&k| (k & 0xff) as u32));
+        if group.len() > 1
+            && let Some(tied) = order.get_mut(start..)
+        {
+            tied.sort_unstable_by(|&a, &b| full(a, b));
         }
     }
     order
@@ -369,10 +414,40 @@ mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
 
-    /// The pair sort against the plain stable sort it replaces, on
-    /// qualifiers built to tie on their first eight bytes, to be prefixes
-    /// of each other ("q" and "q\0") and to repeat with other timestamps
-    /// and types.
+    /// `qualifier_prefix(qualifier) | index` of each cell: the sort keys of
+    /// [`internal_order`].
+    fn packed_keys(arena: &[u8], cells: &[ArenaCell]) -> Vec<u64> {
+        if cells.len() > MAX_PACKED {
+            return Vec::new();
+        }
+        cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| qualifier_prefix(bytes_at(arena, c.qualifier)) | i as u64)
+            .collect()
+    }
+
+    #[test]
+    fn locate_finds_parts_of_the_run_and_copies_others() {
+        let run = b"\x02q1\x00\x04\x03abc".to_vec();
+        let mut arena = b"row".to_vec();
+        arena.extend_from_slice(&run);
+        let (q, v) = (&run[1..3], &run[6..9]);
+        assert_eq!(locate(&mut arena, 3, &run, q), (4, 2));
+        assert_eq!(locate(&mut arena, 3, &run, v), (9, 3));
+        assert_eq!(locate(&mut arena, 3, &run, &run[9..]), (12, 0));
+        assert_eq!(arena.len(), 3 + run.len(), "nothing copied");
+        // A slice from elsewhere is copied behind the run.
+        let other = b"elsewhere".to_vec();
+        assert_eq!(locate(&mut arena, 3, &run, &other), (12, 9));
+        assert_eq!(&arena[12..], b"elsewhere");
+    }
+
+    /// The packed sort against the plain stable sort it replaces, on
+    /// qualifiers built to tie on their first seven or eight bytes, to be
+    /// prefixes of each other ("q" and "q\0") and to repeat with other
+    /// timestamps and types; rows of up to 300 cells (past the 8-bit
+    /// index), some sent already in order.
     #[test]
     fn internal_order_is_the_stable_sort_of_cells() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
@@ -383,36 +458,76 @@ mod tests {
             b"q1".to_vec(),
             b"q10".to_vec(),
             b"q2".to_vec(),
+            b"abcdefg".to_vec(),
+            b"abcdefg\0".to_vec(),
             b"abcdefgh".to_vec(),
             b"abcdefgh\0".to_vec(),
             b"abcdefghA".to_vec(),
             b"abcdefghB-longer-than-sixteen-bytes".to_vec(),
             vec![0xff; 9],
         ];
-        for _ in 0..300 {
-            let n = rng.random_range(0..40);
-            let cells: Vec<RunCell<'_>> = (0..n)
-                .map(|_| RunCell {
-                    qualifier: &pool[rng.random_range(0..pool.len())],
-                    timestamp: rng.random_range(0..3),
-                    kind: if rng.random_bool(0.8) {
-                        CellType::Put
-                    } else {
-                        CellType::Delete
-                    },
-                    value: b"",
+        for case in 0..300 {
+            let n = if case % 10 == 0 {
+                rng.random_range(200..300)
+            } else {
+                rng.random_range(0..40)
+            };
+            let mut arena = b"row".to_vec();
+            let mut cells: Vec<ArenaCell> = (0..n)
+                .map(|_| {
+                    let q = &pool[rng.random_range(0..pool.len())];
+                    let start = arena.len() as u32;
+                    arena.extend_from_slice(q);
+                    ArenaCell {
+                        qualifier: (start, q.len() as u32),
+                        value: (0, 0),
+                        timestamp: rng.random_range(0..3),
+                        kind: if rng.random_bool(0.8) {
+                            CellType::Put.code()
+                        } else {
+                            CellType::Delete.code()
+                        },
+                    }
                 })
                 .collect();
-            let mut expected: Vec<u32> = (0..n as u32).collect();
-            expected.sort_by(|&a, &b| {
-                let (x, y) = (&cells[a as usize], &cells[b as usize]);
-                x.qualifier
-                    .cmp(y.qualifier)
-                    .then_with(|| y.timestamp.cmp(&x.timestamp))
-                    .then_with(|| y.kind.code().cmp(&x.kind.code()))
-            });
-            let got: Vec<u32> = internal_order(&cells).iter().map(|p| p.1).collect();
-            assert_eq!(got, expected, "cells {cells:?}");
+            let q = |c: &ArenaCell| bytes_at(&arena, c.qualifier).to_vec();
+            let stable = |cells: &[ArenaCell]| {
+                let mut expected: Vec<u32> = (0..cells.len() as u32).collect();
+                expected.sort_by(|&a, &b| {
+                    let (x, y) = (&cells[a as usize], &cells[b as usize]);
+                    q(x).cmp(&q(y))
+                        .then_with(|| y.timestamp.cmp(&x.timestamp))
+                        .then_with(|| y.kind.cmp(&x.kind))
+                });
+                expected
+            };
+            let expected = stable(&cells);
+            assert_eq!(
+                internal_order(&arena, &cells, packed_keys(&arena, &cells)),
+                expected,
+                "case {case}"
+            );
+            // The same cells sent in order.
+            cells = expected.iter().map(|&i| cells[i as usize]).collect();
+            let expected = stable(&cells);
+            assert_eq!(
+                internal_order(&arena, &cells, packed_keys(&arena, &cells)),
+                expected,
+                "case {case} sorted"
+            );
+            // Without keys (as for rows past MAX_PACKED) the order is the same.
+            assert_eq!(internal_order(&arena, &cells, Vec::new()), expected);
         }
+    }
+
+    #[test]
+    fn qualifier_prefix_orders_like_the_first_seven_bytes() {
+        assert_eq!(qualifier_prefix(b""), 0);
+        assert_eq!(qualifier_prefix(b"a"), 0x61 << 56);
+        assert_eq!(qualifier_prefix(b"abcdefg"), qualifier_prefix(b"abcdefgh"));
+        assert_eq!(qualifier_prefix(b"abcdefg"), 0x6162_6364_6566_6700);
+        assert!(qualifier_prefix(b"q1") < qualifier_prefix(b"q10"));
+        assert!(qualifier_prefix(b"q10") < qualifier_prefix(b"q2"));
+        assert_eq!(qualifier_prefix(&[0xff; 20]) & 0xff, 0);
     }
 }

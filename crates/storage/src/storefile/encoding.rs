@@ -261,6 +261,49 @@ fn put_changed_fields(out: &mut Vec<u8>, flags: u8, prev: &Prev, seq: u64, ts: u
     }
 }
 
+/// A row-run entry from its parts: `rf` is the key's row-and-family
+/// prefix (`rowlen row famlen family`), `same_row` says it is the previous
+/// entry's (so no bytes are compared). [`encode_entry`] splits a full key
+/// into these; the store file writer's row path calls this directly.
+#[inline]
+pub(crate) fn encode_row_run(
+    prev: &mut Prev,
+    out: &mut Vec<u8>,
+    (rf, same_row): (&[u8], bool),
+    (qualifier, ts, typ): (&[u8], u64, u8),
+    seq: u64,
+    value: &[u8],
+) {
+    out.reserve(rf.len() + qualifier.len() + value.len() + 40);
+    // After a restart `prev.key` is empty and nothing is shared.
+    let same_rf = !prev.key.is_empty() && (same_row || prev.key.get(..prev.col_len) == Some(rf));
+    let mut flags = repeated_fields(prev, seq, ts, typ);
+    if same_rf {
+        flags |= SAME_ROW_FAMILY;
+    }
+    out.push(flags);
+    if !same_rf {
+        put_varint(out, rf.len() as u64);
+        out.extend_from_slice(rf);
+    }
+    put_varint(out, qualifier.len() as u64);
+    put_varint(out, value.len() as u64);
+    put_changed_fields(out, flags, prev, seq, ts, typ);
+    out.extend_from_slice(qualifier);
+    // A row run compares only the row and family with the previous
+    // entry: `prev.key` keeps just those, copied when they change.
+    if !same_rf {
+        prev.key.clear();
+        prev.key.extend_from_slice(rf);
+    }
+    prev.col_len = rf.len();
+    prev.ts = ts;
+    prev.typ = typ;
+    out.extend_from_slice(value);
+    prev.vlen = value.len();
+    prev.seq = seq;
+}
+
 /// Appends one entry to `out` and makes it the new `prev`.
 pub(crate) fn encode_entry(
     layout: Layout,
@@ -313,31 +356,7 @@ pub(crate) fn encode_entry(
             let (col, ts, typ) = split_key(key);
             let rf_len = row_family_len(key).unwrap_or(0).min(col.len());
             let (rf, qualifier) = col.split_at(rf_len);
-            // After a restart `prev.key` is empty and nothing is shared.
-            let same_rf = !prev.key.is_empty()
-                && (same_row_family || prev.key.get(..prev.col_len) == Some(rf));
-            let mut flags = repeated_fields(prev, seq, ts, typ);
-            if same_rf {
-                flags |= SAME_ROW_FAMILY;
-            }
-            out.push(flags);
-            if !same_rf {
-                put_varint(out, rf.len() as u64);
-                out.extend_from_slice(rf);
-            }
-            put_varint(out, qualifier.len() as u64);
-            put_varint(out, value.len() as u64);
-            put_changed_fields(out, flags, prev, seq, ts, typ);
-            out.extend_from_slice(qualifier);
-            // A row run compares only the row and family with the previous
-            // entry: `prev.key` keeps just those, copied when they change.
-            if !same_rf {
-                prev.key.clear();
-                prev.key.extend_from_slice(rf);
-            }
-            prev.col_len = rf_len;
-            prev.ts = ts;
-            prev.typ = typ;
+            return encode_row_run(prev, out, (rf, same_row), (qualifier, ts, typ), seq, value);
         }
         Layout::Diff => {
             let (col, ts, typ) = split_key(key);

@@ -57,7 +57,7 @@ pub struct StoreFileWriter {
     last_parts: Option<(usize, usize, usize, u64, u8)>,
     last_seq: u64,
     /// The row `begin_row` opened: (row length, whether the last entry is
-    /// of this row); `append_column` builds full keys in `row_key`.
+    /// of this row); `row_key` holds its row and family part of a key.
     open_row: Option<(usize, bool)>,
     row_key: Vec<u8>,
     entries: u64,
@@ -221,8 +221,8 @@ impl StoreFileWriter {
         self.account(parts, seq, key.len(), value.len())
     }
 
-    /// Starts row `row` for [`append_column`](Self::append_column): the
-    /// flush's path, which holds a row's cells as column keys. The row is
+    /// Starts row `row` for [`append_cell`](Self::append_cell): the
+    /// flush's path, which holds a row's cells by their parts. The row is
     /// compared with the last entry's once here, not once per cell (a
     /// `wide53` row's 53 cells repeat its 64-byte row).
     pub fn begin_row(&mut self, row: &[u8]) -> Result<()> {
@@ -249,6 +249,9 @@ impl StoreFileWriter {
         self.open_row = Some((row.len(), last_row == Some(Ordering::Equal)));
         self.row_key.clear();
         key::join_into(&mut self.row_key, row, &[]);
+        self.row_key
+            .push(self.family.len().min(key::MAX_FAMILY_LEN) as u8);
+        self.row_key.extend_from_slice(self.family.as_bytes());
         Ok(())
     }
 
@@ -256,12 +259,6 @@ impl StoreFileWriter {
     /// given as a column key ([`key::encode_column_into`]): the same
     /// checks as [`append`](Self::append), comparing the column part only.
     pub fn append_column(&mut self, column: &[u8], seq: u64, value: &[u8]) -> Result<()> {
-        let Some((row_len, continues)) = self.open_row else {
-            return Err(StorageError::InvalidRequest(format!(
-                "store file {}: a column appended before its row",
-                self.path.display()
-            )));
-        };
         let (family, qualifier, timestamp, type_code) =
             key::column_parts(column).ok_or_else(|| {
                 StorageError::InvalidRequest(format!(
@@ -278,7 +275,39 @@ impl StoreFileWriter {
                 ferrobase_types::binary::to_string_binary(family)
             )));
         }
-        let key_len = 2 + row_len + column.len();
+        self.append_cell(qualifier, timestamp, type_code, seq, value)
+    }
+
+    /// Appends a cell of the file's family to the row
+    /// [`begin_row`](Self::begin_row) opened, given by its parts: what a
+    /// flush hands over, as the memstore keeps no keys. The same checks as
+    /// [`append`](Self::append), comparing the column part only; the key is
+    /// built once, in `last_key`, behind the row and family `begin_row`
+    /// left in `row_key`, and a row-run block encodes from the parts.
+    pub fn append_cell(
+        &mut self,
+        qualifier: &[u8],
+        timestamp: u64,
+        type_code: u8,
+        seq: u64,
+        value: &[u8],
+    ) -> Result<()> {
+        let Some((row_len, continues)) = self.open_row else {
+            return Err(StorageError::InvalidRequest(format!(
+                "store file {}: a column appended before its row",
+                self.path.display()
+            )));
+        };
+        if CellType::from_code(type_code).is_none() {
+            return Err(StorageError::InvalidRequest(format!(
+                "store file {}: unknown cell type code {type_code}",
+                self.path.display()
+            )));
+        }
+        // `row_key` is `rowlen row famlen family` (see `begin_row`).
+        let rf_len = self.row_key.len();
+        let family_len = self.family.len();
+        let key_len = rf_len + qualifier.len() + TS_TYPE_LEN;
         if key_len + value.len() + ENTRY_SLACK > MAX_BLOCK_LEN {
             return Err(StorageError::InvalidRequest(format!(
                 "cell of {} bytes in store file {} is too large for a block",
@@ -286,49 +315,78 @@ impl StoreFileWriter {
                 self.path.display()
             )));
         }
-        let row_end = 2 + row_len;
         let mut new_col = true;
-        // `last_parts` locates the previous entry's fields in `last_key`.
+        // `last_parts` locates the previous entry's fields in `last_key`;
+        // every entry is of this file's family.
         if continues && let Some(last) = self.last_parts.and_then(|p| self.last_ref(p)) {
-            let column_order = key::short_cmp(last.family, family)
-                .then_with(|| key::short_cmp(last.qualifier, qualifier));
+            let column_order = key::short_cmp(last.qualifier, qualifier);
             let order = column_order
                 .then_with(|| timestamp.cmp(&last.timestamp))
                 .then_with(|| type_code.cmp(&last.type_code))
                 .then_with(|| seq.cmp(&self.last_seq));
             if order == Ordering::Greater {
                 return Err(StorageError::InvalidRequest(format!(
-                    "store file {}: column {} (seq {seq}) is out of order after {} (seq {})",
+                    "store file {}: cell {}/{} (seq {seq}) is out of order after {} (seq {})",
                     self.path.display(),
-                    ferrobase_types::binary::to_string_binary(column),
+                    ferrobase_types::binary::to_string_binary(qualifier),
+                    timestamp,
                     key_text(&self.last_key),
                     self.last_seq
                 )));
             }
             new_col = column_order != Ordering::Equal;
         }
-        // The full key is built behind the row prefix `begin_row` left in
-        // `row_key`; `last_key` stays the previous entry until the add.
-        let mut full = std::mem::take(&mut self.row_key);
-        full.truncate(row_end);
-        full.extend_from_slice(column);
-        let added = self
-            .before_add((&full, value.len()), row_len, !continues, new_col)
-            .map(|()| self.add_to_block(&full, seq, value, continues));
-        if added.is_ok() {
-            // The new key becomes `last_key` by a swap, and the old one's
-            // buffer builds the next key: within a row it starts with the
-            // same row already.
-            std::mem::swap(&mut self.last_key, &mut full);
-            if !continues {
-                full.clear();
-                full.extend_from_slice(self.last_key.get(..row_end).unwrap_or_default());
-            }
+        if let Some(b) = &mut self.bloom
+            && !continues
+        {
+            b.add(
+                self.row_key.get(2..2 + row_len).unwrap_or_default(),
+                bloom::SEED_ROW,
+            );
         }
-        self.row_key = full;
-        added?;
+        if !self.block.is_empty()
+            && self.block.size_estimate() + key_len + value.len() + ENTRY_SLACK > MAX_BLOCK_LEN
+        {
+            self.flush_block()?;
+        }
+        // The previous entry was the block's last key until here. Within
+        // a row, `last_key` starts with this row and family already.
+        if continues {
+            self.last_key.truncate(rf_len);
+        } else {
+            self.last_key.clear();
+            self.last_key.extend_from_slice(&self.row_key);
+        }
+        self.last_key.extend_from_slice(qualifier);
+        self.last_key.extend_from_slice(&timestamp.to_be_bytes());
+        self.last_key.push(type_code);
+        let key = &self.last_key;
+        if new_col
+            && self.bloom_type == BloomType::RowCol
+            && let Some(b) = &mut self.bloom
+        {
+            b.add(
+                key.get(..key.len().saturating_sub(TS_TYPE_LEN))
+                    .unwrap_or_default(),
+                bloom::SEED_COL,
+            );
+        }
+        if self.block.is_empty() {
+            self.block_first_key.clear();
+            self.block_first_key.extend_from_slice(key);
+        }
+        self.block.add_parts(
+            (key, rf_len),
+            (qualifier, timestamp, type_code),
+            seq,
+            value,
+            continues,
+        );
+        if self.entries == 0 {
+            self.first_key = key.clone();
+        }
         self.open_row = Some((row_len, true));
-        let parts = (row_len, family.len(), qualifier.len(), timestamp, type_code);
+        let parts = (row_len, family_len, qualifier.len(), timestamp, type_code);
         self.account(parts, seq, key_len, value.len())
     }
 

@@ -94,6 +94,39 @@ impl BlockBuilder {
 
     /// Appends the footer and returns the finished payload; call
     /// [`reset`](Self::reset) before adding again.
+    #[inline]
+    /// [`add`](Self::add) of an entry whose key's parts the caller has at
+    /// hand: `rf_len` bytes of `key` are its row and family, then come
+    /// `qualifier`, `ts` and `typ`. A row-run block encodes from the parts
+    /// instead of parsing the key again.
+    pub fn add_parts(
+        &mut self,
+        (key, rf_len): (&[u8], usize),
+        (qualifier, ts, typ): (&[u8], u64, u8),
+        seq: u64,
+        value: &[u8],
+        same_row: bool,
+    ) {
+        if self.layout != Layout::RowRun {
+            return self.add(key, seq, value, same_row);
+        }
+        if self.restart_due(key, same_row) {
+            self.restarts.push(self.buf.len() as u32);
+            self.prev.reset();
+            self.since_restart = 0;
+        }
+        encoding::encode_row_run(
+            &mut self.prev,
+            &mut self.buf,
+            (key.get(..rf_len).unwrap_or_default(), same_row),
+            (qualifier, ts, typ),
+            seq,
+            value,
+        );
+        self.since_restart += 1;
+        self.entries += 1;
+    }
+
     pub fn finish(&mut self) -> &[u8] {
         for r in &self.restarts {
             self.buf.extend_from_slice(&r.to_le_bytes());
