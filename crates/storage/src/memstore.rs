@@ -31,8 +31,9 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 
-/// Bytes charged per cell on top of its key and value: its slot in the
-/// row's sorted vector plus growth slack. Like HBase's `heapSize()`
+/// Bytes charged per cell on top of its bytes in the arena (its share of
+/// the row's cell run): its slot in the row's sorted vector plus growth
+/// slack. Like HBase's `heapSize()`
 /// accounting, it makes many tiny cells count.
 pub const ENTRY_OVERHEAD: u64 = row::SLOT_SIZE + 8;
 
@@ -109,42 +110,38 @@ impl MemStore {
         if family != &self.family[..] || key::row_of(key) != Some(row) {
             return None;
         }
-        let mut arena = Vec::with_capacity(row.len() + qualifier.len() + value.len());
+        let kind = ferrobase_types::CellType::from_code(kind)?;
+        let run = ferrobase_types::CellRun::single(qualifier, timestamp, kind, value);
+        let mut arena = Vec::with_capacity(row.len() + run.as_bytes().len());
         arena.extend_from_slice(row);
-        arena.extend_from_slice(qualifier);
-        arena.extend_from_slice(value);
-        let cell = row::ArenaCell {
-            qualifier: (row.len() as u32, qualifier.len() as u32),
-            value: ((row.len() + qualifier.len()) as u32, value.len() as u32),
-            timestamp,
-            kind,
-        };
+        arena.extend_from_slice(run.as_bytes());
         Some(self.insert_row(
             row,
             seq,
-            Bytes::from(arena),
-            &[cell],
+            (Bytes::from(arena), timestamp),
+            &[row.len() as u32],
             (timestamp, timestamp),
             false,
         ))
     }
 
     /// Inserts the cells one mutation wrote to one row. `arena` starts with
-    /// the row, followed by bytes holding the cells' qualifiers and values
-    /// (see [`row`]); all have sequence id `seq`, timestamps within
-    /// `time_range`. One row lookup and one lock for all of them. Returns
-    /// the bytes added to the accounting. `sorted`: the cells are in internal
-    /// order with no two identical keys (see [`RowCells::insert_sorted`]).
+    /// the row, followed by cell-run bytes holding the cells, which start
+    /// at `starts` (see [`row`]); "latest" timestamps there mean `now`. All
+    /// have sequence id `seq`, timestamps within `time_range`. One row
+    /// lookup and one lock for all of them. Returns the bytes added to the
+    /// accounting. `sorted`: the cells are in internal order with no two
+    /// identical keys (see [`RowCells::insert_sorted`]).
     pub fn insert_row(
         &self,
         row: &[u8],
         seq: u64,
-        arena: Bytes,
-        cells: &[row::ArenaCell],
+        (arena, now): (Bytes, u64),
+        starts: &[u32],
         time_range: (u64, u64),
         sorted: bool,
     ) -> u64 {
-        let mut delta = arena.len() as u64 + cells.len() as u64 * ENTRY_OVERHEAD;
+        let mut delta = arena.len() as u64 + starts.len() as u64 * ENTRY_OVERHEAD;
         // The arena's leading row serves as the skip-list key without a
         // copy, and one search finds or inserts the row.
         let row_key = if arena.get(..row.len()) == Some(row) {
@@ -162,9 +159,9 @@ impl MemStore {
         let added = {
             let mut row_cells = entry.value().write();
             if sorted {
-                row_cells.insert_sorted(arena, cells, seq)
+                row_cells.insert_sorted(arena, now, starts, seq)
             } else {
-                row_cells.insert(arena, cells, seq)
+                row_cells.insert(arena, now, starts, seq)
             }
         };
         self.entries.fetch_add(added, AtomicOrdering::Relaxed);

@@ -1,73 +1,64 @@
 //! The cells of one row of one family in a memstore, sorted.
 //!
 //! A write hands the row one *arena*: a single buffer holding the row once,
-//! then the bytes its cells' qualifiers and values sit in. On the write
-//! path that is the family's cell run exactly as the client sent it (see
+//! then the family's cell run exactly as the client sent it (see
 //! [`ferrobase_types::CellRun`]), copied whole: one copy per row and
-//! family, not two per cell. A cell is a [`Slot`]: where its qualifier and
-//! value sit in an arena, its timestamp and type; the arena keeps the
-//! sequence id of its mutation. Nothing of the key is encoded on insert:
-//! the row is the arena's head, the family is the memstore's (DESIGN rule
-//! 6: a cell never stores its row again; a 53-column row of 64-byte keys
-//! would otherwise hold 3.4 KB of copies of its key). Keys are built only
-//! when cells leave the memstore (a scan's [`collect`](RowCells::collect)),
-//! and a flush does not build them at all: it hands the store file writer
-//! the parts ([`CellView`]).
+//! family, not two per cell. A cell is a [`Slot`] of 8 bytes: its arena and
+//! where it starts there; its qualifier, timestamp, type and value are read
+//! from the run when needed (a few varints). The arena keeps what all its
+//! cells share: the mutation's sequence id and the time that "latest"
+//! timestamps mean. Nothing of a key is encoded on insert: the row is the
+//! arena's head, the family is the memstore's (DESIGN rule 6: a cell never
+//! stores its row again; a 53-column row of 64-byte keys would otherwise
+//! hold 3.4 KB of copies of its key). Keys are built only when cells leave
+//! the memstore for a scan ([`collect`](RowCells::collect)); a flush hands
+//! the store file writer the parts ([`CellView`]). Small slots matter
+//! beyond memory: the memstore's size decides when it flushes, and a wide
+//! row charged 40 bytes a cell flushed (and compacted) twice as often.
 //!
 //! Most rows hold a handful of cells (a 9-column log line, a 60-point GPS
-//! minute), so they keep a sorted `Vec` of 32-byte [`Slot`]s: one binary
-//! search and a short shift per cell, one allocation per mutation, no
-//! per-cell allocation or reference count. A new row whose cells arrive in
+//! minute), so they keep a sorted `Vec` of slots: one binary search and a
+//! short shift per cell, one allocation per mutation, no per-cell
+//! allocation or reference count. A new row whose cells arrive in
 //! internal order (the write path sorts them) takes them as they are. A row
 //! that grows past [`SMALL_MAX`] cells (a hot counter, a very wide row)
 //! moves to a `BTreeMap` so inserts stay O(log n).
 //!
 //! ```text
-//! arenas: [ row | run: q0 ts t v0  q1 ts t v1 … ] seq 7   [ row | run … ] seq 9
-//!                     ^q0   ^v0
-//! slots:  (a0, @q0 |q0|, @v0 |v0|, ts, type) (a1, …) …  (sorted: qualifier,
-//!          newest timestamp, highest type, newest seq)
+//! arenas: [ row | q0 ts t v0 | q1 ts t v1 | … ] seq 7, now T  [ row | … ] seq 9
+//!                 ^c0          ^c1
+//! slots:  (a0, @c0) (a0, @c1) (a1, …) …   (sorted: qualifier, newest
+//!                                          timestamp, highest type, newest seq)
 //! ```
 //!
 //! This module never panics on a slot: slots are built by the inserts from
-//! their own arena, and one that did not fit would read as an empty cell.
+//! their own arena, and one that did not point at a cell would read as an
+//! empty one.
 
 use super::MemKey;
 use bytes::Bytes;
-use ferrobase_types::key;
+use ferrobase_types::cell_run::cell_at;
+use ferrobase_types::{LATEST_TIMESTAMP, key};
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, VecDeque};
 
 /// Cells a row keeps in its sorted vector before switching to a B-tree.
 pub const SMALL_MAX: usize = 64;
 
-/// One cell of an arena, as an insert gives it: where its qualifier and
-/// value sit (start, length), its timestamp and type code.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ArenaCell {
-    pub qualifier: (u32, u32),
-    pub value: (u32, u32),
-    pub timestamp: u64,
-    pub kind: u8,
-}
-
-/// A stored cell: an [`ArenaCell`] and the index of its arena.
+/// A stored cell: its arena and the offset there of its encoded form.
 #[derive(Clone, Copy, Debug)]
 pub struct Slot {
     arena: u32,
-    q_start: u32,
-    q_len: u32,
-    v_start: u32,
-    v_len: u32,
-    kind: u8,
-    timestamp: u64,
+    start: u32,
 }
 
-/// One mutation's buffer and the sequence id all its cells share.
+/// One mutation's buffer and what all its cells share.
 #[derive(Clone, Debug)]
 pub struct Arena {
     bytes: Bytes,
     seq: u64,
+    /// What `LATEST_TIMESTAMP` in the run means (the write's clock).
+    now: u64,
 }
 
 /// A cell of a row, borrowed: what walks over a row see. The family is
@@ -158,75 +149,80 @@ impl Default for RowCells {
     }
 }
 
-fn slot_of(arena: u32, c: &ArenaCell) -> Slot {
-    Slot {
-        arena,
-        q_start: c.qualifier.0,
-        q_len: c.qualifier.1,
-        v_start: c.value.0,
-        v_len: c.value.1,
-        kind: c.kind,
-        timestamp: c.timestamp,
-    }
-}
-
-fn range(start: u32, len: u32) -> std::ops::Range<usize> {
-    let start = start as usize;
-    start..start.saturating_add(len as usize)
-}
-
 /// The cell a slot locates, borrowed from its arena.
 #[inline]
 fn view<'a>(arenas: &'a [Arena], s: &Slot) -> CellView<'a> {
-    let arena = arenas.get(s.arena as usize);
-    let bytes = arena.map(|a| &a.bytes[..]).unwrap_or_default();
-    CellView {
-        qualifier: bytes.get(range(s.q_start, s.q_len)).unwrap_or_default(),
-        timestamp: s.timestamp,
-        kind: s.kind,
-        seq: arena.map_or(0, |a| a.seq),
-        value: bytes.get(range(s.v_start, s.v_len)).unwrap_or_default(),
+    let empty = CellView {
+        qualifier: &[],
+        timestamp: 0,
+        kind: 0,
+        seq: 0,
+        value: &[],
+    };
+    let Some(a) = arenas.get(s.arena as usize) else {
+        return empty;
+    };
+    match cell_at(&a.bytes, s.start as usize) {
+        Some((c, _)) => CellView {
+            qualifier: c.qualifier,
+            timestamp: if c.timestamp == LATEST_TIMESTAMP {
+                a.now
+            } else {
+                c.timestamp
+            },
+            kind: c.kind.code(),
+            seq: a.seq,
+            value: c.value,
+        },
+        None => CellView {
+            seq: a.seq,
+            ..empty
+        },
     }
 }
 
-/// The qualifier and value of a slot as slices sharing its arena.
-fn owned_parts(arenas: &[Arena], s: &Slot) -> (Bytes, Bytes) {
-    let Some(a) = arenas.get(s.arena as usize) else {
-        return (Bytes::new(), Bytes::new());
-    };
-    let part = |r: std::ops::Range<usize>| {
-        if r.end <= a.bytes.len() {
-            a.bytes.slice(r)
-        } else {
-            Bytes::new()
-        }
-    };
-    (
-        part(range(s.q_start, s.q_len)),
-        part(range(s.v_start, s.v_len)),
-    )
+/// `part` (a slice of `bytes`) as a `Bytes` sharing it; empty if it is not
+/// inside `bytes`.
+fn shared(bytes: &Bytes, part: &[u8]) -> Bytes {
+    let offset = (part.as_ptr() as usize).wrapping_sub(bytes.as_ptr() as usize);
+    match offset.checked_add(part.len()) {
+        Some(end) if offset <= bytes.len() && end <= bytes.len() => bytes.slice(offset..end),
+        _ => Bytes::new(),
+    }
 }
 
 impl RowCells {
-    /// Adds the cells of one mutation, all with sequence id `seq`, whose
-    /// qualifiers and values live in `arena`. Returns how many keys were
-    /// new (an identical key and sequence id replaces the older cell).
-    pub fn insert(&mut self, arena: Bytes, cells: &[ArenaCell], seq: u64) -> usize {
-        self.insert_general(Arena { bytes: arena, seq }, cells)
+    /// Adds the cells of one mutation, all with sequence id `seq`, that
+    /// start at `starts` in `arena` (a row, then cell-run bytes; "latest"
+    /// timestamps there mean `now`). Returns how many keys were new (an
+    /// identical key and sequence id replaces the older cell).
+    pub fn insert(&mut self, arena: Bytes, now: u64, starts: &[u32], seq: u64) -> usize {
+        self.insert_general(
+            Arena {
+                bytes: arena,
+                seq,
+                now,
+            },
+            starts,
+        )
     }
 
     /// [`insert`](Self::insert) for cells the caller already put in
     /// internal order with no two identical keys (the write path sorts a
     /// run's cells before it inserts): a new row takes the slots as they
     /// are, with no comparison here.
-    pub fn insert_sorted(&mut self, arena: Bytes, cells: &[ArenaCell], seq: u64) -> usize {
+    pub fn insert_sorted(&mut self, arena: Bytes, now: u64, starts: &[u32], seq: u64) -> usize {
         if let RowCells::Small { arenas, slots } = self
             && slots.is_empty()
-            && cells.len() <= SMALL_MAX
+            && starts.len() <= SMALL_MAX
         {
             let idx = arenas.len() as u32;
-            slots.extend(cells.iter().map(|c| slot_of(idx, c)));
-            arenas.push(Arena { bytes: arena, seq });
+            slots.extend(starts.iter().map(|&start| Slot { arena: idx, start }));
+            arenas.push(Arena {
+                bytes: arena,
+                seq,
+                now,
+            });
             debug_assert!(
                 slots
                     .windows(2)
@@ -234,19 +230,19 @@ impl RowCells {
             );
             return slots.len();
         }
-        self.insert(arena, cells, seq)
+        self.insert(arena, now, starts, seq)
     }
 
     /// One cell at a time: a binary search (the end first) per cell.
-    fn insert_general(&mut self, arena: Arena, cells: &[ArenaCell]) -> usize {
+    fn insert_general(&mut self, arena: Arena, starts: &[u32]) -> usize {
         let mut added = 0;
         if let RowCells::Small { arenas, slots } = self {
-            if slots.len() + cells.len() <= SMALL_MAX {
+            if slots.len() + starts.len() <= SMALL_MAX {
                 let idx = arenas.len() as u32;
                 arenas.push(arena);
-                slots.reserve(cells.len());
-                for c in cells {
-                    let slot = slot_of(idx, c);
+                slots.reserve(starts.len());
+                for &start in starts {
+                    let slot = Slot { arena: idx, start };
                     let new = view(arenas, &slot);
                     let cmp = |s: &Slot| view(arenas, s).order(&new);
                     // Cells usually arrive in order: try the end first.
@@ -275,8 +271,8 @@ impl RowCells {
         }
         if let RowCells::Large(map) = self {
             let one = std::slice::from_ref(&arena);
-            for c in cells {
-                let (k, v) = large_entry(one, &slot_of(0, c));
+            for &start in starts {
+                let (k, v) = large_entry(one, &Slot { arena: 0, start });
                 if map.insert(k, v).is_none() {
                     added += 1;
                 }
@@ -429,16 +425,19 @@ impl RowCells {
 
 /// A slot as a B-tree entry (qualifier and value share the arena).
 fn large_entry(arenas: &[Arena], s: &Slot) -> (CellKey, Bytes) {
-    let (qualifier, value) = owned_parts(arenas, s);
-    let seq = arenas.get(s.arena as usize).map_or(0, |a| a.seq);
+    let c = view(arenas, s);
+    let bytes = arenas
+        .get(s.arena as usize)
+        .map(|a| a.bytes.clone())
+        .unwrap_or_default();
     (
         CellKey {
-            qualifier,
-            timestamp: s.timestamp,
-            kind: s.kind,
-            seq,
+            qualifier: shared(&bytes, c.qualifier),
+            timestamp: c.timestamp,
+            kind: c.kind,
+            seq: c.seq,
         },
-        value,
+        shared(&bytes, c.value),
     )
 }
 
@@ -458,29 +457,19 @@ mod tests {
     /// A cell as a walk sees it: qualifier, timestamp, type, seq, value.
     type Walked = (Vec<u8>, u64, u8, u64, Vec<u8>);
 
-    /// An arena holding `row` then each cell's qualifier and value, the
-    /// way a run holds them (other bytes in between).
-    fn arena_with(cells: &[TestCell<'_>]) -> (Bytes, Vec<ArenaCell>) {
+    /// An arena holding `r` then the cells as a run, and their starts.
+    fn arena_with(cells: &[TestCell<'_>]) -> (Bytes, Vec<u32>) {
         let mut buf = b"r".to_vec();
-        let mut out = Vec::new();
+        let mut starts = Vec::new();
         for (q, ts, kind, v) in cells {
-            buf.push(0xee);
-            let q_start = buf.len() as u32;
-            buf.extend_from_slice(q);
-            buf.extend_from_slice(&[0xdd, 0xcc]);
-            let v_start = buf.len() as u32;
-            buf.extend_from_slice(v);
-            out.push(ArenaCell {
-                qualifier: (q_start, q.len() as u32),
-                value: (v_start, v.len() as u32),
-                timestamp: *ts,
-                kind: *kind,
-            });
+            starts.push(buf.len() as u32);
+            let kind = CellType::from_code(*kind).unwrap_or(CellType::Put);
+            buf.extend_from_slice(ferrobase_types::CellRun::single(q, *ts, kind, v).as_bytes());
         }
-        (Bytes::from(buf), out)
+        (Bytes::from(buf), starts)
     }
 
-    fn numbered(qs: &[u32]) -> (Bytes, Vec<ArenaCell>) {
+    fn numbered(qs: &[u32]) -> (Bytes, Vec<u32>) {
         let names: Vec<(Vec<u8>, Vec<u8>)> = qs
             .iter()
             .map(|q| (format!("q{q:05}").into_bytes(), q.to_string().into_bytes()))
@@ -520,11 +509,11 @@ mod tests {
         let all: Vec<u32> = (0..(SMALL_MAX as u32 * 2)).rev().collect();
         for chunk in all.chunks(10) {
             let (a, cells) = numbered(chunk);
-            assert_eq!(r.insert(a, &cells, 1), chunk.len());
+            assert_eq!(r.insert(a, 0, &cells, 1), chunk.len());
         }
         // Same key, same seq: replaced, not added.
         let (a, cells) = numbered(&[3]);
-        assert_eq!(r.insert(a, &cells, 1), 0);
+        assert_eq!(r.insert(a, 0, &cells, 1), 0);
         assert!(matches!(r, RowCells::Large(_)));
         assert_eq!(r.len(), SMALL_MAX * 2);
         let mut out = VecDeque::new();
@@ -559,12 +548,12 @@ mod tests {
         for extra in [0u32, SMALL_MAX as u32] {
             let mut r = RowCells::default();
             let (a, cells) = numbered(&[1, 2]);
-            r.insert(a, &cells, 5);
+            r.insert(a, 0, &cells, 5);
             let (a, cells) = numbered(&[1]);
-            r.insert(a, &cells, 9);
+            r.insert(a, 0, &cells, 9);
             let wide: Vec<u32> = (100..100 + extra).collect();
             let (a, cells) = numbered(&wide);
-            r.insert(a, &cells, 3);
+            r.insert(a, 0, &cells, 3);
             let (all, newest) = (walk(&r, false), walk(&r, true));
             assert_eq!(all.len(), 3 + extra as usize);
             assert_eq!(newest.len(), 2 + extra as usize);
@@ -581,17 +570,24 @@ mod tests {
     fn a_slot_outside_its_arena_reads_as_an_empty_cell() {
         let mut r = RowCells::default();
         let (a, _) = numbered(&[1]);
-        let wild = ArenaCell {
-            qualifier: (u32::MAX - 1, 5),
-            value: (40, u32::MAX),
-            timestamp: 1,
-            kind: PUT,
-        };
-        assert_eq!(r.insert(a, &[wild], 1), 1);
-        assert_eq!(walk(&r, false), vec![(vec![], 1, PUT, 1, vec![])]);
+        // Past the end, and inside the row (not a cell).
+        assert_eq!(r.insert(a.clone(), 0, &[u32::MAX - 1], 1), 1);
+        assert_eq!(walk(&r, false), vec![(vec![], 0, 0, 1, vec![])]);
         let mut out = VecDeque::new();
         r.collect(b"r", b"f", None, 1, &mut out);
         assert_eq!(out.len(), 1);
+        let mut r = RowCells::default();
+        r.insert(Bytes::from_static(b"\x7f"), 0, &[0], 1);
+        assert_eq!(walk(&r, true).len(), 1);
+    }
+
+    #[test]
+    fn latest_timestamps_read_as_the_arena_clock() {
+        let mut r = RowCells::default();
+        let (a, starts) = arena_with(&[(b"a", LATEST_TIMESTAMP, PUT, b"x"), (b"b", 5, PUT, b"y")]);
+        r.insert_sorted(a, 1234, &starts, 3);
+        let got: Vec<(Vec<u8>, u64)> = walk(&r, false).into_iter().map(|c| (c.0, c.1)).collect();
+        assert_eq!(got, vec![(b"a".to_vec(), 1234), (b"b".to_vec(), 5)]);
     }
 
     type Model = BTreeSet<(
@@ -640,11 +636,11 @@ mod tests {
                     model.retain(|m| (&m.0, m.1, m.2, m.3) != (&k.0, k.1, k.2, k.3));
                     model.insert((k.0, k.1, k.2, k.3, c.3.to_vec()));
                 }
-                let (arena, offsets) = arena_with(&cells);
+                let (arena, starts) = arena_with(&cells);
                 if *presort {
-                    r.insert_sorted(arena, &offsets, seq);
+                    r.insert_sorted(arena, 0, &starts, seq);
                 } else {
-                    r.insert(arena, &offsets, seq);
+                    r.insert(arena, 0, &starts, seq);
                 }
             }
             let want: Vec<_> = model.iter().map(|m| (m.0.clone(), m.1.0, m.2.0, m.3.0, m.4.clone())).collect();

@@ -4,9 +4,9 @@
 use super::{Region, Store};
 use crate::error::{Result, StorageError};
 use crate::memstore::MemStoreSet;
-use crate::memstore::row::ArenaCell;
 use crate::wal::{WalEdit, WalFamily};
 use bytes::Bytes;
+use ferrobase_types::cell_run::cell_at;
 use ferrobase_types::mutation::check_cell;
 use ferrobase_types::{CellType, Durability, LATEST_TIMESTAMP, RowMutation, key};
 use std::sync::atomic::Ordering;
@@ -262,51 +262,56 @@ pub(crate) fn insert_edit(stores: &[Store], active: &MemStoreSet, edit: &WalEdit
         let Some(memstore) = active.stores.get(idx) else {
             continue;
         };
-        // One pass over the run locates each cell in the arena (the run is
-        // copied whole) and resolves its timestamp.
+        // One pass over the run (copied whole into the arena) notes where
+        // each cell starts and resolves its timestamp for the sort.
         let run = fam.cells.as_bytes();
         let at = edit.row.len();
         let mut arena = Vec::with_capacity(at + run.len());
         arena.extend_from_slice(&edit.row);
         arena.extend_from_slice(run);
         let n = fam.cells.len();
-        let mut cells: Vec<ArenaCell> = Vec::with_capacity(n);
+        let mut cells: Vec<Parsed<'_>> = Vec::with_capacity(n);
         let mut packed: Vec<u64> = Vec::with_capacity(if n <= MAX_PACKED { n } else { 0 });
-        for c in &fam.cells {
+        let mut pos = 0;
+        // A run holds only checked bytes: every one of its `n` cells parses.
+        while cells.len() < n
+            && let Some((c, next)) = cell_at(run, pos)
+        {
             if n <= MAX_PACKED {
                 packed.push(qualifier_prefix(c.qualifier) | cells.len() as u64);
             }
-            cells.push(ArenaCell {
-                qualifier: locate(&mut arena, at, run, c.qualifier),
-                value: locate(&mut arena, at, run, c.value),
+            cells.push(Parsed {
+                start: (at + pos) as u32,
+                qualifier: c.qualifier,
                 timestamp: edit.timestamp_of(c.timestamp),
                 kind: c.kind.code(),
             });
+            pos = next;
         }
         // Internal order (qualifier, then newest timestamp and highest type
         // first); of identical keys the mutation's last cell is last, and
         // only it is kept. The memstore then takes the cells as they are
         // instead of comparing them again.
-        let order = internal_order(&arena, &cells, packed);
-        let mut slots = Vec::with_capacity(order.len());
+        let order = internal_order(&cells, packed);
+        let mut starts = Vec::with_capacity(order.len());
         let (mut lo, mut hi) = (u64::MAX, 0);
         let mut iter = order.iter().filter_map(|&i| cells.get(i as usize));
         let mut current = iter.next();
         while let Some(c) = current {
             let next = iter.next();
             current = next;
-            if next.is_some_and(|n| same_key(&arena, c, n)) {
+            if next.is_some_and(|n| same_key(c, n)) {
                 continue;
             }
-            slots.push(*c);
+            starts.push(c.start);
             lo = lo.min(c.timestamp);
             hi = hi.max(c.timestamp);
         }
         added += memstore.insert_row(
             &edit.row,
             edit.seq,
-            Bytes::from(arena),
-            &slots,
+            (Bytes::from(arena), edit.now),
+            &starts,
             (lo, hi),
             true,
         );
@@ -314,29 +319,14 @@ pub(crate) fn insert_edit(stores: &[Store], active: &MemStoreSet, edit: &WalEdit
     added
 }
 
-/// Where `part`, a slice of `run`, sits in an arena holding `run` from
-/// offset `at`: `(start, length)`. A run's cells borrow its bytes, so
-/// this is their distance from the run's start; a part found elsewhere
-/// (never, today) is appended to the arena instead of trusted.
-fn locate(arena: &mut Vec<u8>, at: usize, run: &[u8], part: &[u8]) -> (u32, u32) {
-    let offset = (part.as_ptr() as usize).wrapping_sub(run.as_ptr() as usize);
-    let start = match offset.checked_add(part.len()) {
-        Some(end) if offset <= run.len() && end <= run.len() => at + offset,
-        _ => {
-            arena.extend_from_slice(part);
-            arena.len() - part.len()
-        }
-    };
-    (start as u32, part.len() as u32)
-}
-
-/// The bytes of `part` (start, length) in `arena`; empty if out of range.
-#[inline]
-fn bytes_at(arena: &[u8], (start, len): (u32, u32)) -> &[u8] {
-    let start = start as usize;
-    arena
-        .get(start..start.saturating_add(len as usize))
-        .unwrap_or_default()
+/// A cell of a run being inserted: where it starts in the arena, and what
+/// the sort compares.
+#[derive(Clone, Copy, Debug)]
+struct Parsed<'a> {
+    start: u32,
+    qualifier: &'a [u8],
+    timestamp: u64,
+    kind: u8,
 }
 
 /// The first seven bytes of a qualifier as a big-endian number, zero
@@ -355,16 +345,16 @@ fn qualifier_prefix(q: &[u8]) -> u64 {
     v.checked_shl(8 * (8 - q.len() as u32)).unwrap_or(0)
 }
 
-fn same_key(arena: &[u8], a: &ArenaCell, b: &ArenaCell) -> bool {
+fn same_key(a: &Parsed<'_>, b: &Parsed<'_>) -> bool {
     a.timestamp == b.timestamp
         && a.kind == b.kind
-        && key::short_cmp(bytes_at(arena, a.qualifier), bytes_at(arena, b.qualifier)).is_eq()
+        && key::short_cmp(a.qualifier, b.qualifier).is_eq()
 }
 
 /// Rows of up to this many cells sort packed integers (an 8-bit index).
 const MAX_PACKED: usize = 256;
 
-/// Indexes of `cells` (parts of `arena`) in internal order; cells with
+/// Indexes of `cells` in internal order; cells with
 /// identical keys keep their order in the mutation. `packed` holds their
 /// `qualifier_prefix(qualifier) | index`, computed while the caller
 /// parsed the cells (empty past [`MAX_PACKED`]). A
@@ -373,14 +363,12 @@ const MAX_PACKED: usize = 256;
 /// cell's index costs a fraction of sorting the cells by comparing their
 /// qualifiers (the standard library sorts primitive integers several
 /// times faster than structs under a closure).
-fn internal_order(arena: &[u8], cells: &[ArenaCell], mut packed: Vec<u64>) -> Vec<u32> {
+fn internal_order(cells: &[Parsed<'_>], mut packed: Vec<u64>) -> Vec<u32> {
     let full = |a: u32, b: u32| match (cells.get(a as usize), cells.get(b as usize)) {
-        (Some(x), Some(y)) => {
-            key::short_cmp(bytes_at(arena, x.qualifier), bytes_at(arena, y.qualifier))
-                .then_with(|| y.timestamp.cmp(&x.timestamp))
-                .then_with(|| y.kind.cmp(&x.kind))
-                .then_with(|| a.cmp(&b))
-        }
+        (Some(x), Some(y)) => key::short_cmp(x.qualifier, y.qualifier)
+            .then_with(|| y.timestamp.cmp(&x.timestamp))
+            .then_with(|| y.kind.cmp(&x.kind))
+            .then_with(|| a.cmp(&b)),
         _ => a.cmp(&b),
     };
     if cells.len() > MAX_PACKED || packed.len() != cells.len() {
@@ -416,31 +404,15 @@ mod tests {
 
     /// `qualifier_prefix(qualifier) | index` of each cell: the sort keys of
     /// [`internal_order`].
-    fn packed_keys(arena: &[u8], cells: &[ArenaCell]) -> Vec<u64> {
+    fn packed_keys(cells: &[Parsed<'_>]) -> Vec<u64> {
         if cells.len() > MAX_PACKED {
             return Vec::new();
         }
         cells
             .iter()
             .enumerate()
-            .map(|(i, c)| qualifier_prefix(bytes_at(arena, c.qualifier)) | i as u64)
+            .map(|(i, c)| qualifier_prefix(c.qualifier) | i as u64)
             .collect()
-    }
-
-    #[test]
-    fn locate_finds_parts_of_the_run_and_copies_others() {
-        let run = b"\x02q1\x00\x04\x03abc".to_vec();
-        let mut arena = b"row".to_vec();
-        arena.extend_from_slice(&run);
-        let (q, v) = (&run[1..3], &run[6..9]);
-        assert_eq!(locate(&mut arena, 3, &run, q), (4, 2));
-        assert_eq!(locate(&mut arena, 3, &run, v), (9, 3));
-        assert_eq!(locate(&mut arena, 3, &run, &run[9..]), (12, 0));
-        assert_eq!(arena.len(), 3 + run.len(), "nothing copied");
-        // A slice from elsewhere is copied behind the run.
-        let other = b"elsewhere".to_vec();
-        assert_eq!(locate(&mut arena, 3, &run, &other), (12, 9));
-        assert_eq!(&arena[12..], b"elsewhere");
     }
 
     /// The packed sort against the plain stable sort it replaces, on
@@ -472,30 +444,24 @@ mod tests {
             } else {
                 rng.random_range(0..40)
             };
-            let mut arena = b"row".to_vec();
-            let mut cells: Vec<ArenaCell> = (0..n)
-                .map(|_| {
-                    let q = &pool[rng.random_range(0..pool.len())];
-                    let start = arena.len() as u32;
-                    arena.extend_from_slice(q);
-                    ArenaCell {
-                        qualifier: (start, q.len() as u32),
-                        value: (0, 0),
-                        timestamp: rng.random_range(0..3),
-                        kind: if rng.random_bool(0.8) {
-                            CellType::Put.code()
-                        } else {
-                            CellType::Delete.code()
-                        },
-                    }
+            let mut cells: Vec<Parsed<'_>> = (0..n)
+                .map(|i| Parsed {
+                    start: i,
+                    qualifier: &pool[rng.random_range(0..pool.len())],
+                    timestamp: rng.random_range(0..3),
+                    kind: if rng.random_bool(0.8) {
+                        CellType::Put.code()
+                    } else {
+                        CellType::Delete.code()
+                    },
                 })
                 .collect();
-            let q = |c: &ArenaCell| bytes_at(&arena, c.qualifier).to_vec();
-            let stable = |cells: &[ArenaCell]| {
+            let stable = |cells: &[Parsed<'_>]| {
                 let mut expected: Vec<u32> = (0..cells.len() as u32).collect();
                 expected.sort_by(|&a, &b| {
                     let (x, y) = (&cells[a as usize], &cells[b as usize]);
-                    q(x).cmp(&q(y))
+                    x.qualifier
+                        .cmp(y.qualifier)
                         .then_with(|| y.timestamp.cmp(&x.timestamp))
                         .then_with(|| y.kind.cmp(&x.kind))
                 });
@@ -503,7 +469,7 @@ mod tests {
             };
             let expected = stable(&cells);
             assert_eq!(
-                internal_order(&arena, &cells, packed_keys(&arena, &cells)),
+                internal_order(&cells, packed_keys(&cells)),
                 expected,
                 "case {case}"
             );
@@ -511,12 +477,12 @@ mod tests {
             cells = expected.iter().map(|&i| cells[i as usize]).collect();
             let expected = stable(&cells);
             assert_eq!(
-                internal_order(&arena, &cells, packed_keys(&arena, &cells)),
+                internal_order(&cells, packed_keys(&cells)),
                 expected,
                 "case {case} sorted"
             );
             // Without keys (as for rows past MAX_PACKED) the order is the same.
-            assert_eq!(internal_order(&arena, &cells, Vec::new()), expected);
+            assert_eq!(internal_order(&cells, Vec::new()), expected);
         }
     }
 
