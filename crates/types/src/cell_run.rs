@@ -248,11 +248,22 @@ impl CellRun {
     #[inline]
     pub fn push(&mut self, qualifier: &[u8], timestamp: u64, kind: CellType, value: &[u8]) {
         let out = self.owned();
-        put_varint(out, qualifier.len() as u64);
-        out.extend_from_slice(qualifier);
-        put_varint(out, timestamp_code(timestamp));
-        out.push(kind.code());
-        put_varint(out, value.len() as u64);
+        let code = timestamp_code(timestamp);
+        if qualifier.len() < 0x80 && code < 0x80 && value.len() < 0x80 {
+            // Every varint one byte (a `wide53` cell, any cell with "latest"
+            // and a short value): the fields after the qualifier go in one
+            // copy, with one capacity check for the whole cell.
+            out.reserve(qualifier.len() + value.len() + 4);
+            out.push(qualifier.len() as u8);
+            out.extend_from_slice(qualifier);
+            out.extend_from_slice(&[code as u8, kind.code(), value.len() as u8]);
+        } else {
+            put_varint(out, qualifier.len() as u64);
+            out.extend_from_slice(qualifier);
+            put_varint(out, code);
+            out.push(kind.code());
+            put_varint(out, value.len() as u64);
+        }
         out.extend_from_slice(value);
         self.count += 1;
         self.summary

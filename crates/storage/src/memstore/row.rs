@@ -83,14 +83,6 @@ impl CellView<'_> {
             .then_with(|| other.kind.cmp(&self.kind))
             .then_with(|| other.seq.cmp(&self.seq))
     }
-
-    /// Same qualifier, timestamp and type: versions of one key.
-    #[inline]
-    fn same_key(&self, other: &CellView<'_>) -> bool {
-        self.timestamp == other.timestamp
-            && self.kind == other.kind
-            && key::short_cmp(self.qualifier, other.qualifier) == Ordering::Equal
-    }
 }
 
 /// The B-tree key of a large row's cell; values are slices of arenas.
@@ -310,17 +302,18 @@ impl RowCells {
         if matches!(self, RowCells::Small { arenas, .. } if arenas.len() == 1) {
             return self.for_each(f);
         }
-        let mut prev: Option<CellKey> = None;
+        // The previous cell's key, in one reused buffer.
+        let mut prev_qualifier: Vec<u8> = Vec::new();
+        let mut prev: Option<(u64, u8)> = None;
         self.for_each(|c| {
-            if prev.as_ref().is_some_and(|p| p.view(&[]).same_key(c)) {
+            if prev == Some((c.timestamp, c.kind))
+                && key::short_cmp(&prev_qualifier, c.qualifier).is_eq()
+            {
                 return Ok(());
             }
-            prev = Some(CellKey {
-                qualifier: Bytes::copy_from_slice(c.qualifier),
-                timestamp: c.timestamp,
-                kind: c.kind,
-                seq: c.seq,
-            });
+            prev = Some((c.timestamp, c.kind));
+            prev_qualifier.clear();
+            prev_qualifier.extend_from_slice(c.qualifier);
             f(c)
         })
     }
@@ -337,28 +330,29 @@ impl RowCells {
         read_point: u64,
         out: &mut VecDeque<(MemKey, Bytes)>,
     ) {
-        // Cells before `from` in this row: compared with its family first.
-        let before_from = |c: &CellView<'_>| -> bool {
-            let Some(f) = from else { return false };
+        // `from` as a family and a cell, when it is a key of this row; a
+        // column part that does not parse (an empty one: the first key of
+        // the row) sorts before every cell, like no `from` at all.
+        let from = from.and_then(|f| {
             if key::row_of(&f.key) != Some(row) {
-                return false;
+                return None;
             }
-            let Some((ff, fq, fts, ft)) = key::column_of(&f.key).and_then(key::column_parts) else {
-                // A column part that does not parse (an empty one: the
-                // first key of the row) sorts before every cell.
-                return false;
+            let (ff, qualifier, timestamp, kind) =
+                key::column_of(&f.key).and_then(key::column_parts)?;
+            let cell = CellView {
+                qualifier,
+                timestamp,
+                kind,
+                seq: f.seq,
+                value: &[],
             };
-            key::short_cmp(family, ff)
-                .then_with(|| {
-                    c.order(&CellView {
-                        qualifier: fq,
-                        timestamp: fts,
-                        kind: ft,
-                        seq: f.seq,
-                        value: &[],
-                    })
-                })
-                .is_lt()
+            Some((ff, cell))
+        });
+        // Cells before `from`: compared with its family first.
+        let before_from = |c: &CellView<'_>| -> bool {
+            from.as_ref().is_some_and(|(ff, fc)| {
+                key::short_cmp(family, ff).then_with(|| c.order(fc)).is_lt()
+            })
         };
         let mut picked: Vec<(CellKey, Bytes)> = Vec::new();
         let mut keep = |k: CellKey, v: Bytes| {

@@ -25,6 +25,8 @@ use std::cmp::Ordering;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+/// The type code of a put, the commonest cell: checked before any other.
+const PUT: u8 = CellType::Put as u8;
 /// Bytes of a key that are timestamp and type (not the column part).
 const TS_TYPE_LEN: usize = 9;
 /// Room reserved for an entry's varints and flags when checking the block
@@ -298,7 +300,7 @@ impl StoreFileWriter {
                 self.path.display()
             )));
         };
-        if CellType::from_code(type_code).is_none() {
+        if type_code != PUT && CellType::from_code(type_code).is_none() {
             return Err(StorageError::InvalidRequest(format!(
                 "store file {}: unknown cell type code {type_code}",
                 self.path.display()
@@ -318,11 +320,15 @@ impl StoreFileWriter {
         let mut new_col = true;
         // `last_parts` locates the previous entry's fields in `last_key`;
         // every entry is of this file's family.
-        if continues && let Some(last) = self.last_parts.and_then(|p| self.last_ref(p)) {
-            let column_order = key::short_cmp(last.qualifier, qualifier);
+        if continues && let Some((_, _, _, last_ts, last_type)) = self.last_parts {
+            // Within the row `last_key` is `row_key`, the qualifier, then
+            // the timestamp and type.
+            let end = self.last_key.len().saturating_sub(TS_TYPE_LEN);
+            let last_qualifier = self.last_key.get(rf_len..end).unwrap_or_default();
+            let column_order = key::short_cmp(last_qualifier, qualifier);
             let order = column_order
-                .then_with(|| timestamp.cmp(&last.timestamp))
-                .then_with(|| type_code.cmp(&last.type_code))
+                .then_with(|| timestamp.cmp(&last_ts))
+                .then_with(|| type_code.cmp(&last_type))
                 .then_with(|| seq.cmp(&self.last_seq));
             if order == Ordering::Greater {
                 return Err(StorageError::InvalidRequest(format!(
@@ -454,7 +460,7 @@ impl StoreFileWriter {
         self.min_seq = self.min_seq.min(seq);
         self.min_ts = self.min_ts.min(timestamp);
         self.max_ts = self.max_ts.max(timestamp);
-        if CellType::from_code(type_code).is_some_and(CellType::is_delete) {
+        if type_code != PUT && CellType::from_code(type_code).is_some_and(CellType::is_delete) {
             self.delete_markers += 1;
         }
         if self.block.size_estimate() >= self.blocksize {
