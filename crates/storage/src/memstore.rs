@@ -33,8 +33,8 @@ use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 
 /// Bytes charged per cell on top of its bytes in the arena (its share of
 /// the row's cell run): its slot in the row's sorted vector plus growth
-/// slack. Like HBase's `heapSize()`
-/// accounting, it makes many tiny cells count.
+/// slack. Like HBase's `heapSize()` accounting, it makes many tiny cells
+/// count.
 pub const ENTRY_OVERHEAD: u64 = row::SLOT_SIZE + 8;
 
 /// A skip-list key: encoded cell key plus the sequence id of its write.
