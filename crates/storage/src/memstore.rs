@@ -31,12 +31,6 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 
-/// Bytes charged per cell on top of its bytes in the arena (its share of
-/// the row's cell run): its slot in the row's sorted vector plus growth
-/// slack. Like HBase's `heapSize()` accounting, it makes many tiny cells
-/// count.
-pub const ENTRY_OVERHEAD: u64 = row::SLOT_SIZE + 8;
-
 /// A skip-list key: encoded cell key plus the sequence id of its write.
 #[derive(Clone, Debug)]
 pub struct MemKey {
@@ -61,9 +55,25 @@ impl Ord for MemKey {
     }
 }
 
-/// Bytes charged per row on top of its cells: skip-list node, lock,
-/// vectors, and one arena handle per mutation.
-pub const ROW_OVERHEAD: u64 = 128;
+/// Bytes charged once per row on top of what its cells' structures hold
+/// ([`RowCells::overhead`]): its skip-list node (key, locked cells,
+/// reference count and a tower pointer) and the shared header the arena's
+/// `Bytes` gets when the row key is sliced out of it. Like HBase's
+/// `heapSize()`, the charge is what the memory holds, so a memstore
+/// flushes at its configured size of real memory, whether its rows are
+/// narrow (where fixed costs dominate) or wide (where slots do).
+pub const ROW_OVERHEAD: u64 = (std::mem::size_of::<RowKey>()
+    + std::mem::size_of::<RwLock<RowCells>>()
+    + SKIP_NODE_HEADER
+    + BYTES_SHARED_HEADER) as u64;
+
+/// A crossbeam skip-list node's reference count and height word plus one
+/// tower pointer (the average tower is 1.33 pointers).
+const SKIP_NODE_HEADER: usize = 16;
+
+/// `bytes::Bytes`' shared header (buffer, capacity, reference count) as
+/// the allocator rounds it.
+const BYTES_SHARED_HEADER: usize = 32;
 
 /// One store's memstore.
 pub struct MemStore {
@@ -141,7 +151,7 @@ impl MemStore {
         time_range: (u64, u64),
         sorted: bool,
     ) -> u64 {
-        let mut delta = arena.len() as u64 + starts.len() as u64 * ENTRY_OVERHEAD;
+        let mut delta = arena.len() as u64;
         // The arena's leading row serves as the skip-list key without a
         // copy, and one search finds or inserts the row.
         let row_key = if arena.get(..row.len()) == Some(row) {
@@ -158,11 +168,17 @@ impl MemStore {
         }
         let added = {
             let mut row_cells = entry.value().write();
-            if sorted {
+            let before = row_cells.overhead();
+            let added = if sorted {
                 row_cells.insert_sorted(arena, now, starts, seq)
             } else {
                 row_cells.insert(arena, now, starts, seq)
-            }
+            };
+            // What the row's slots, arena handles or B-tree grew by (a
+            // switch to the B-tree may free more than it takes: never
+            // credited, the memstore's size only grows until its flush).
+            delta += row_cells.overhead().saturating_sub(before);
+            added
         };
         self.entries.fetch_add(added, AtomicOrdering::Relaxed);
         self.size.fetch_add(delta, AtomicOrdering::Relaxed);
@@ -307,6 +323,53 @@ mod tests {
         assert!(m.insert(&k.0, &k.1, seq, v).is_some());
     }
 
+    /// A row's arena, and the slots of its `n` cells (one per byte).
+    fn run_row(row: &[u8], n: usize) -> (Bytes, Vec<u32>) {
+        let mut arena = row.to_vec();
+        let mut starts = Vec::new();
+        for i in 0..n {
+            starts.push(arena.len() as u32);
+            let q = format!("q{i:03}");
+            let run = ferrobase_types::CellRun::single(q.as_bytes(), 7, CellType::Put, b"v");
+            arena.extend_from_slice(run.as_bytes());
+        }
+        (Bytes::from(arena), starts)
+    }
+
+    #[test]
+    fn accounting_charges_what_the_row_structures_hold() {
+        let m = MemStore::new(Bytes::from_static(b"f"));
+        // A new 53-cell row written once: its arena, the row's fixed
+        // costs, one arena handle and 53 slots of 8 bytes, nothing more.
+        let (arena, starts) = run_row(b"wide", 53);
+        let len = arena.len() as u64;
+        let charged = m.insert_row(b"wide", 1, (arena, 0), &starts, (7, 7), true);
+        let handle = std::mem::size_of::<row::Arena>() as u64;
+        assert_eq!(charged, len + ROW_OVERHEAD + handle + 53 * row::SLOT_SIZE);
+        // A second write to the row adds its arena and what the vectors
+        // grew by, but no second row charge.
+        let overhead = |m: &MemStore| {
+            let e = m.row_map().front().unwrap();
+            e.value().read().overhead()
+        };
+        let before = overhead(&m);
+        let (arena, starts) = run_row(b"wide", 1);
+        let len = arena.len() as u64;
+        let again = m.insert_row(b"wide", 2, (arena, 0), &starts, (7, 7), true);
+        assert!(overhead(&m) > before);
+        assert_eq!(again, len + overhead(&m) - before);
+        // Past SMALL_MAX the row moves to a B-tree: every cell is then
+        // charged a B-tree entry.
+        let (arena, starts) = run_row(b"wide", row::SMALL_MAX);
+        let len = arena.len() as u64;
+        let big = m.insert_row(b"wide", 3, (arena, 0), &starts, (7, 7), false);
+        assert!(
+            big >= len + row::SMALL_MAX as u64 * row::LARGE_ENTRY_SIZE / 2,
+            "{big}"
+        );
+        assert_eq!(m.size(), charged + again + big);
+    }
+
     #[test]
     fn sorted_by_key_then_seq_desc_and_read_point_hides_newer() {
         let m = Arc::new(MemStore::new(Bytes::from_static(b"f")));
@@ -315,7 +378,9 @@ mod tests {
         ins(&m, k("a", "q", 1), 5, b"a-new");
         ins(&m, k("a", "q", 9), 3, b"a9");
         assert_eq!(m.len(), 4);
-        assert!(m.size() > 4 * ENTRY_OVERHEAD);
+        // Two rows, four one-cell arenas (row + 1-byte qualifier, type,
+        // timestamp code and value length, then the value).
+        assert!(m.size() > 2 * ROW_OVERHEAD + 4 * 6);
         assert_eq!((m.min_seq(), m.max_seq()), (1, 5));
         assert_eq!(m.time_range(), Some((1, 9)));
 

@@ -135,6 +135,16 @@ impl TextStream {
 
 /// Appends the decimal digits of `v` to `out`.
 pub(crate) fn push_decimal(out: &mut Vec<u8>, v: u64) {
+    // Column numbers (`q0`..`q52`, `c0`..`c8`) are one or two digits:
+    // written directly, without the digit loop's divisions.
+    if v < 10 {
+        out.push(b'0' + v as u8);
+        return;
+    }
+    if v < 100 {
+        out.extend_from_slice(&[b'0' + (v / 10) as u8, b'0' + (v % 10) as u8]);
+        return;
+    }
     let mut buf = [0u8; 20];
     let mut pos = buf.len();
     let mut v = v;
@@ -248,5 +258,11 @@ mod tests {
         v.push(b',');
         push_padded(&mut v, 123_456, 3);
         assert_eq!(v, b"0,18446744073709551615,00042,456".to_vec());
+        // The one- and two-digit shortcuts agree with formatting.
+        for n in [1u64, 9, 10, 52, 99, 100, 101, 999, 1000, 123_456_789] {
+            let mut d = Vec::new();
+            push_decimal(&mut d, n);
+            assert_eq!(d, n.to_string().into_bytes(), "{n}");
+        }
     }
 }

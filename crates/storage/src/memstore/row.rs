@@ -45,6 +45,12 @@ use std::collections::{BTreeMap, VecDeque};
 /// Cells a row keeps in its sorted vector before switching to a B-tree.
 pub const SMALL_MAX: usize = 64;
 
+/// Bytes a cell of a B-tree row holds: its key and value handles (both
+/// slices of its arena) and its share of the B-tree nodes' unused room
+/// (nodes run about two-thirds full).
+pub const LARGE_ENTRY_SIZE: u64 =
+    ((std::mem::size_of::<CellKey>() + std::mem::size_of::<Bytes>()) * 3 / 2) as u64;
+
 /// A stored cell: its arena and the offset there of its encoded form.
 #[derive(Clone, Copy, Debug)]
 pub struct Slot {
@@ -210,6 +216,9 @@ impl RowCells {
         {
             let idx = arenas.len() as u32;
             slots.extend(starts.iter().map(|&start| Slot { arena: idx, start }));
+            // Most rows are written once: room for one arena handle, not
+            // the four a first push would make.
+            arenas.reserve_exact(1);
             arenas.push(Arena {
                 bytes: arena,
                 seq,
@@ -223,6 +232,19 @@ impl RowCells {
             return slots.len();
         }
         self.insert(arena, now, starts, seq)
+    }
+
+    /// Heap bytes the row's own structures hold, beyond the arenas'
+    /// bytes: slots and arena handles by capacity, or a B-tree's entries
+    /// (see [`LARGE_ENTRY_SIZE`]). The memstore charges its growth.
+    pub fn overhead(&self) -> u64 {
+        match self {
+            RowCells::Small { arenas, slots } => {
+                (arenas.capacity() * std::mem::size_of::<Arena>()) as u64
+                    + slots.capacity() as u64 * SLOT_SIZE
+            }
+            RowCells::Large(map) => map.len() as u64 * LARGE_ENTRY_SIZE,
+        }
     }
 
     /// One cell at a time: a binary search (the end first) per cell.
