@@ -2,6 +2,8 @@
 //! disk, with no networking.
 //!
 //! Layout (one concept per module, HBase's names):
+//! - [`cell`]: a cell by its parts, borrowed (what a flush hands the
+//!   store file writer);
 //! - [`wal`]: the write-ahead log shared by every region of the process
 //!   (segments, checksummed records, group commit, replay, roll, truncation);
 //! - [`memstore`]: the in-memory sorted cells of one store, swapped out
@@ -22,6 +24,7 @@
 //! file and offset.
 
 pub mod cache;
+pub mod cell;
 pub mod codec;
 pub mod compaction;
 pub mod engine;

@@ -241,18 +241,23 @@ impl MemStore {
 
     /// Walks a memstore no one writes to any more (a flush snapshot) row
     /// by row, in place, keeping only the newest write of each identical
-    /// key: `row(sink, r)` opens each row, then `cell(sink, c)` gets its
-    /// cells in internal order (the store file writer's `begin_row` and
-    /// `append_cell`). No key is built.
-    pub fn for_each_newest_by_row<S, E>(
+    /// key: `f(row, cells)` gets each row with its cells in internal order
+    /// (the store file writer's `append_row`). No key is built; the cells
+    /// are gathered in one buffer reused from row to row.
+    pub fn for_each_newest_row<E>(
         &self,
-        sink: &mut S,
-        row: impl Fn(&mut S, &[u8]) -> Result<(), E>,
-        cell: impl Fn(&mut S, &CellView<'_>) -> Result<(), E>,
+        mut f: impl FnMut(&[u8], &[CellView<'_>]) -> Result<(), E>,
     ) -> Result<(), E> {
+        let mut spare: Vec<CellView<'static>> = Vec::new();
         for entry in self.rows.iter() {
-            row(sink, entry.key().row())?;
-            entry.value().read().for_each_newest(|c| cell(sink, c))?;
+            let cells = entry.value().read();
+            let mut views = reuse(std::mem::take(&mut spare));
+            cells.for_each_newest(|c| {
+                views.push(*c);
+                Ok::<(), E>(())
+            })?;
+            f(entry.key().row(), &views)?;
+            spare = reuse(views);
         }
         Ok(())
     }
@@ -260,6 +265,15 @@ impl MemStore {
     pub(crate) fn row_map(&self) -> &SkipMap<RowKey, RwLock<RowCells>> {
         &self.rows
     }
+}
+
+/// `v`'s allocation, emptied, for views of another lifetime: the
+/// standard library collects in place when the element layout is the same
+/// (it is: only the lifetime differs), so no row allocates.
+// `filter` would keep the lifetime; changing it is the point.
+#[allow(clippy::unnecessary_filter_map)]
+fn reuse<'b>(v: Vec<CellView<'_>>) -> Vec<CellView<'b>> {
+    v.into_iter().filter_map(|_| None).collect()
 }
 
 /// The memstores of every store of a region, swapped as one at flush.
@@ -305,6 +319,71 @@ mod tests {
     use super::*;
     use crate::iter::CellIterator;
     use ferrobase_types::{CellType, key};
+
+    #[test]
+    fn reuse_keeps_the_allocation_and_empties_it() {
+        let q = b"q".to_vec();
+        let mut v: Vec<CellView<'_>> = Vec::with_capacity(64);
+        v.push(CellView {
+            qualifier: &q,
+            timestamp: 1,
+            kind: CellType::Put.code(),
+            seq: 1,
+            value: &q,
+        });
+        let ptr = v.as_ptr() as usize;
+        let w: Vec<CellView<'static>> = reuse(v);
+        assert!(w.is_empty());
+        assert_eq!(w.capacity(), 64);
+        assert_eq!(w.as_ptr() as usize, ptr);
+    }
+
+    #[test]
+    fn newest_rows_come_in_order_with_one_cell_per_key() {
+        let m = MemStore::new(Bytes::from_static(b"cf"));
+        let put = |row: &[u8], q: &[u8], ts: u64, seq: u64, v: &[u8]| {
+            let k = key::encode(row, b"cf", q, ts, CellType::Put);
+            m.insert(row, &k, seq, v).unwrap();
+        };
+        put(b"r2", b"b", 5, 1, b"old");
+        put(b"r1", b"a", 5, 2, b"x");
+        put(b"r2", b"a", 5, 3, b"y");
+        // Same key as the first, newer write: only it is kept.
+        put(b"r2", b"b", 5, 4, b"new");
+        put(b"r2", b"b", 7, 5, b"newer version");
+        let mut seen: Vec<(Vec<u8>, Vec<(Vec<u8>, u64, Vec<u8>)>)> = Vec::new();
+        m.for_each_newest_row(|row, cells| {
+            let cells = cells
+                .iter()
+                .map(|c| (c.qualifier.to_vec(), c.timestamp, c.value.to_vec()))
+                .collect();
+            seen.push((row.to_vec(), cells));
+            Ok::<(), ()>(())
+        })
+        .unwrap();
+        let cell = |q: &[u8], ts: u64, v: &[u8]| (q.to_vec(), ts, v.to_vec());
+        assert_eq!(
+            seen,
+            vec![
+                (b"r1".to_vec(), vec![cell(b"a", 5, b"x")]),
+                (
+                    b"r2".to_vec(),
+                    vec![
+                        cell(b"a", 5, b"y"),
+                        cell(b"b", 7, b"newer version"),
+                        cell(b"b", 5, b"new"),
+                    ]
+                ),
+            ]
+        );
+        // An error from the callback stops the walk and is returned.
+        let mut calls = 0;
+        let r = m.for_each_newest_row(|_, _| {
+            calls += 1;
+            Err("stop")
+        });
+        assert_eq!((r, calls), (Err("stop"), 1));
+    }
 
     fn k(row: &str, q: &str, ts: u64) -> (Bytes, Bytes) {
         (

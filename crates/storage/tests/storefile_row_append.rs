@@ -1,10 +1,12 @@
-//! The store file writer's row paths (`begin_row` + `append_cell`, what a
-//! flush uses, and `begin_row` + `append_column`) write the very bytes
-//! `append` writes for the same cells, and refuse what `append` refuses.
+//! The store file writer's row paths (`append_row`, what a flush uses,
+//! `begin_row` + `append_cell` and `begin_row` + `append_column`) write the
+//! very bytes `append` writes for the same cells, and refuse what `append`
+//! refuses.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use ferrobase_storage::StorageError;
+use ferrobase_storage::cell::CellView;
 use ferrobase_storage::storefile::StoreFileWriter;
 use ferrobase_types::key;
 use ferrobase_types::{BloomType, CellType, Compression, DataBlockEncoding, FamilyDescriptor};
@@ -41,6 +43,14 @@ fn cells(seed: u64) -> Vec<Cell> {
     out
 }
 
+/// The row path under test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Path {
+    Column,
+    Cell,
+    Row,
+}
+
 fn family(enc: DataBlockEncoding, bloom: BloomType) -> FamilyDescriptor {
     let mut f = FamilyDescriptor::new("cf").unwrap();
     f.data_block_encoding = enc;
@@ -66,19 +76,35 @@ fn row_path_writes_the_same_bytes_as_append() {
                 w.append(&k, *seq, v).unwrap();
             }
             let a = w.finish().unwrap();
-            for by_parts in [false, true] {
+            for path in [Path::Column, Path::Cell, Path::Row] {
                 let mut w = StoreFileWriter::create(&by_row, &fam, cells.len() as u64).unwrap();
-                let mut last: Option<&[u8]> = None;
-                for (row, col, seq, v) in &cells {
-                    if last != Some(row.as_slice()) {
-                        w.begin_row(row).unwrap();
-                        last = Some(row);
+                for row_cells in cells.chunk_by(|a, b| a.0 == b.0) {
+                    let row = &row_cells[0].0;
+                    if path == Path::Row {
+                        let views: Vec<CellView<'_>> = row_cells
+                            .iter()
+                            .map(|(_, col, seq, v)| {
+                                let (_, q, ts, t) = key::column_parts(col).unwrap();
+                                CellView {
+                                    qualifier: q,
+                                    timestamp: ts,
+                                    kind: t,
+                                    seq: *seq,
+                                    value: v,
+                                }
+                            })
+                            .collect();
+                        w.append_row(row, &views).unwrap();
+                        continue;
                     }
-                    if by_parts {
-                        let (_, q, ts, t) = key::column_parts(col).unwrap();
-                        w.append_cell(q, ts, t, *seq, v).unwrap();
-                    } else {
-                        w.append_column(col, *seq, v).unwrap();
+                    w.begin_row(row).unwrap();
+                    for (_, col, seq, v) in row_cells {
+                        if path == Path::Cell {
+                            let (_, q, ts, t) = key::column_parts(col).unwrap();
+                            w.append_cell(q, ts, t, *seq, v).unwrap();
+                        } else {
+                            w.append_column(col, *seq, v).unwrap();
+                        }
                     }
                 }
                 let b = w.finish().unwrap();
@@ -87,7 +113,7 @@ fn row_path_writes_the_same_bytes_as_append() {
                 assert_eq!(
                     std::fs::read(&by_key).unwrap(),
                     std::fs::read(&by_row).unwrap(),
-                    "{enc} {bloom:?} by parts: {by_parts}"
+                    "{enc} {bloom:?} {path:?}"
                 );
             }
         }
@@ -144,4 +170,63 @@ fn row_path_rejects_bad_input() {
         .unwrap();
     let info = w.finish().unwrap();
     assert_eq!(info.entries, 5);
+}
+
+fn view(q: &'static [u8], ts: u64, kind: u8, seq: u64) -> CellView<'static> {
+    CellView {
+        qualifier: q,
+        timestamp: ts,
+        kind,
+        seq,
+        value: b"v",
+    }
+}
+
+#[test]
+fn append_row_rejects_bad_cells_and_keeps_what_came_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let put = CellType::Put.code();
+    for enc in [DataBlockEncoding::None, DataBlockEncoding::FastDiff] {
+        let fam = family(enc, BloomType::Row);
+        let path = dir.path().join(format!("bad-{enc}"));
+        let mut w = StoreFileWriter::create(&path, &fam, 10).unwrap();
+        let bad = |r: Result<(), StorageError>, what: &str| match r {
+            Err(StorageError::InvalidRequest(m)) => assert!(m.contains(what), "{m}"),
+            other => panic!("expected an error naming {what:?}, got {other:?}"),
+        };
+        // Out of order inside the row: the cells before it stay, and the
+        // writer's last key is the last good cell's.
+        bad(
+            w.append_row(
+                b"a",
+                &[
+                    view(b"a", 1, put, 1),
+                    view(b"b", 1, put, 1),
+                    view(b"a", 1, put, 1),
+                ],
+            ),
+            "out of order after",
+        );
+        // The same row again continues after `b`: `a` is refused, `c` kept.
+        bad(w.append_row(b"a", &[view(b"a", 1, put, 1)]), "out of order");
+        w.append_row(b"a", &[view(b"c", 1, put, 1)]).unwrap();
+        // Newer version of the same column after an older one; an unknown
+        // type; an earlier row.
+        bad(
+            w.append_row(b"b", &[view(b"q", 1, put, 1), view(b"q", 2, put, 1)]),
+            "out of order",
+        );
+        bad(
+            w.append_row(b"c", &[view(b"q", 1, put, 1), view(b"r", 1, 0x42, 1)]),
+            "unknown cell type code 66",
+        );
+        bad(w.append_row(b"b", &[view(b"z", 1, put, 1)]), "out of order");
+        let info = w.finish().unwrap();
+        // a/a, a/b, a/c, b/q@1, c/q.
+        assert_eq!(info.entries, 5, "{enc}");
+        assert_eq!(
+            info.last_key,
+            key::encode(b"c", b"cf", b"q", 1, CellType::Put)
+        );
+    }
 }

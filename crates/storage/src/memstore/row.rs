@@ -36,6 +36,7 @@
 //! empty one.
 
 use super::MemKey;
+pub use crate::cell::CellView;
 use bytes::Bytes;
 use ferrobase_types::cell_run::cell_at;
 use ferrobase_types::{LATEST_TIMESTAMP, key};
@@ -65,30 +66,6 @@ pub struct Arena {
     seq: u64,
     /// What `LATEST_TIMESTAMP` in the run means (the write's clock).
     now: u64,
-}
-
-/// A cell of a row, borrowed: what walks over a row see. The family is
-/// the memstore's, the row the caller's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CellView<'a> {
-    pub qualifier: &'a [u8],
-    pub timestamp: u64,
-    pub kind: u8,
-    pub seq: u64,
-    pub value: &'a [u8],
-}
-
-impl CellView<'_> {
-    /// Internal order within a family: qualifier, then newest timestamp,
-    /// highest type and newest write first (as `key::compare_column` and
-    /// `iter::compare_entries` order full keys).
-    #[inline]
-    fn order(&self, other: &CellView<'_>) -> Ordering {
-        key::short_cmp(self.qualifier, other.qualifier)
-            .then_with(|| other.timestamp.cmp(&self.timestamp))
-            .then_with(|| other.kind.cmp(&self.kind))
-            .then_with(|| other.seq.cmp(&self.seq))
-    }
 }
 
 /// The B-tree key of a large row's cell; values are slices of arenas.
@@ -297,7 +274,10 @@ impl RowCells {
 
     /// Calls `f` for every cell in order, newest first among identical
     /// keys, with slices of the arenas.
-    pub fn for_each<E>(&self, mut f: impl FnMut(&CellView<'_>) -> Result<(), E>) -> Result<(), E> {
+    pub fn for_each<'a, E>(
+        &'a self,
+        mut f: impl FnMut(&CellView<'a>) -> Result<(), E>,
+    ) -> Result<(), E> {
         match self {
             RowCells::Small { arenas, slots } => {
                 for s in slots {
@@ -316,9 +296,9 @@ impl RowCells {
     /// [`for_each`](Self::for_each) with only the newest write of each
     /// identical key: what a flush keeps. Identical keys are adjacent,
     /// newest first.
-    pub fn for_each_newest<E>(
-        &self,
-        mut f: impl FnMut(&CellView<'_>) -> Result<(), E>,
+    pub fn for_each_newest<'a, E>(
+        &'a self,
+        mut f: impl FnMut(&CellView<'a>) -> Result<(), E>,
     ) -> Result<(), E> {
         // One mutation's cells were deduplicated when inserted.
         if matches!(self, RowCells::Small { arenas, .. } if arenas.len() == 1) {

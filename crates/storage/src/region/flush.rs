@@ -113,13 +113,10 @@ impl Region {
             let dest = store.dir.join(&name);
             let mut writer =
                 StoreFileWriter::create_on(&*self.fs, &dest, &store.family, mem.len() as u64)?;
-            // Identical keys: only the newest write survives.
-            // Row by row: the writer compares each row once, not per cell.
-            mem.for_each_newest_by_row(
-                &mut writer,
-                |w, row| w.begin_row(row),
-                |w, c| w.append_cell(c.qualifier, c.timestamp, c.kind, c.seq, c.value),
-            )?;
+            // Identical keys: only the newest write survives. Row by row:
+            // the writer compares each row once, and in a row compares
+            // only the column parts.
+            mem.for_each_newest_row(|row, cells| writer.append_row(row, cells))?;
             let info = writer.finish()?;
             written.push((i, name, dest, info.max_seq_id, info.length));
         }

@@ -92,13 +92,11 @@ impl BlockBuilder {
         self.entries += 1;
     }
 
-    /// Appends the footer and returns the finished payload; call
-    /// [`reset`](Self::reset) before adding again.
-    #[inline]
     /// [`add`](Self::add) of an entry whose key's parts the caller has at
     /// hand: `rf_len` bytes of `key` are its row and family, then come
     /// `qualifier`, `ts` and `typ`. A row-run block encodes from the parts
     /// instead of parsing the key again.
+    #[inline]
     pub fn add_parts(
         &mut self,
         (key, rf_len): (&[u8], usize),
@@ -110,7 +108,35 @@ impl BlockBuilder {
         if self.layout != Layout::RowRun {
             return self.add(key, seq, value, same_row);
         }
-        if self.restart_due(key, same_row) {
+        self.add_row_run(
+            key.get(..rf_len).unwrap_or_default(),
+            (qualifier, ts, typ),
+            seq,
+            value,
+            same_row,
+        );
+    }
+
+    /// True when entries are row runs (NONE): what
+    /// [`add_row_run`](Self::add_row_run) may be called for.
+    pub fn is_row_run(&self) -> bool {
+        self.layout == Layout::RowRun
+    }
+
+    /// Appends a row-run entry from its parts, `rf` being the key's
+    /// `rowlen row famlen family` part: no key needed. Only for a row-run
+    /// block ([`is_row_run`](Self::is_row_run)).
+    #[inline]
+    pub fn add_row_run(
+        &mut self,
+        rf: &[u8],
+        (qualifier, ts, typ): (&[u8], u64, u8),
+        seq: u64,
+        value: &[u8],
+        same_row: bool,
+    ) {
+        // Row runs restart by count alone (see `restart_due`).
+        if self.restart_due(&[], same_row) {
             self.restarts.push(self.buf.len() as u32);
             self.prev.reset();
             self.since_restart = 0;
@@ -118,7 +144,7 @@ impl BlockBuilder {
         encoding::encode_row_run(
             &mut self.prev,
             &mut self.buf,
-            (key.get(..rf_len).unwrap_or_default(), same_row),
+            (rf, same_row),
             (qualifier, ts, typ),
             seq,
             value,
@@ -127,6 +153,8 @@ impl BlockBuilder {
         self.entries += 1;
     }
 
+    /// Appends the footer and returns the finished payload; call
+    /// [`reset`](Self::reset) before adding again.
     pub fn finish(&mut self) -> &[u8] {
         for r in &self.restarts {
             self.buf.extend_from_slice(&r.to_le_bytes());
