@@ -10,6 +10,7 @@
 
 pub mod compactor;
 pub mod policy;
+mod row_batch;
 pub mod throttle;
 
 pub use compactor::{CompactionKind, compact_into};

@@ -21,6 +21,7 @@ pub use row_key::RowKey;
 
 pub use scanner::MemStoreScanner;
 
+use crate::cell::reuse;
 use crate::iter::compare_entries;
 use bytes::Bytes;
 use crossbeam_skiplist::SkipMap;
@@ -267,15 +268,6 @@ impl MemStore {
     }
 }
 
-/// `v`'s allocation, emptied, for views of another lifetime: the
-/// standard library collects in place when the element layout is the same
-/// (it is: only the lifetime differs), so no row allocates.
-// `filter` would keep the lifetime; changing it is the point.
-#[allow(clippy::unnecessary_filter_map)]
-fn reuse<'b>(v: Vec<CellView<'_>>) -> Vec<CellView<'b>> {
-    v.into_iter().filter_map(|_| None).collect()
-}
-
 /// The memstores of every store of a region, swapped as one at flush.
 pub struct MemStoreSet {
     /// One per family, in the table descriptor's family order.
@@ -321,24 +313,6 @@ mod tests {
     use ferrobase_types::{CellType, key};
 
     #[test]
-    fn reuse_keeps_the_allocation_and_empties_it() {
-        let q = b"q".to_vec();
-        let mut v: Vec<CellView<'_>> = Vec::with_capacity(64);
-        v.push(CellView {
-            qualifier: &q,
-            timestamp: 1,
-            kind: CellType::Put.code(),
-            seq: 1,
-            value: &q,
-        });
-        let ptr = v.as_ptr() as usize;
-        let w: Vec<CellView<'static>> = reuse(v);
-        assert!(w.is_empty());
-        assert_eq!(w.capacity(), 64);
-        assert_eq!(w.as_ptr() as usize, ptr);
-    }
-
-    #[test]
     fn newest_rows_come_in_order_with_one_cell_per_key() {
         let m = MemStore::new(Bytes::from_static(b"cf"));
         let put = |row: &[u8], q: &[u8], ts: u64, seq: u64, v: &[u8]| {
@@ -351,7 +325,8 @@ mod tests {
         // Same key as the first, newer write: only it is kept.
         put(b"r2", b"b", 5, 4, b"new");
         put(b"r2", b"b", 7, 5, b"newer version");
-        let mut seen: Vec<(Vec<u8>, Vec<(Vec<u8>, u64, Vec<u8>)>)> = Vec::new();
+        type Walked = (Vec<u8>, Vec<(Vec<u8>, u64, Vec<u8>)>);
+        let mut seen: Vec<Walked> = Vec::new();
         m.for_each_newest_row(|row, cells| {
             let cells = cells
                 .iter()

@@ -12,12 +12,18 @@
 //!
 //! A minor compaction must never drop a delete marker: a put it masks may
 //! live in a file that is not an input.
+//!
+//! Each key is parsed once; survivors go to the writer a whole row at a
+//! time, by their parts ([`RowBatch`], `append_row`: the flush's path), so
+//! the writer compares a row once instead of every full key against the
+//! last, and keeps its books per row.
 
+use super::row_batch::RowBatch;
 use crate::error::Result;
 use crate::iter::CellIterator;
 use crate::scanner::MergingIterator;
 use crate::storefile::StoreFileWriter;
-use ferrobase_types::key::KeyRef;
+use ferrobase_types::key::{self, KeyRef};
 use ferrobase_types::{CellType, FamilyDescriptor, KeepDeletedCells};
 
 /// Minor or major.
@@ -52,46 +58,75 @@ pub fn compact_into(
     let keep_deleted = family.keep_deleted_cells != KeepDeletedCells::False;
     let rules_apply = kind == CompactionKind::Major || (family.min_versions == 0 && ttl_cutoff > 0);
     let mut outcome = CompactionOutcome::default();
-    let mut prev_key: Vec<u8> = Vec::new();
+    // The row being read (`begun`: the writer has it open), and the
+    // previous entry's column within it, for the duplicate check.
+    let mut row: Vec<u8> = Vec::new();
+    let mut begun = false;
+    let mut batch = RowBatch::default();
+    let mut prev: Option<(u64, u8)> = None;
+    let mut prev_qualifier: Vec<u8> = Vec::new();
     let mut state = RowState::default();
     input.seek_to_first()?;
     while input.valid() {
         outcome.read += 1;
         let raw = input.key();
-        if same_bytes(raw, &prev_key) {
+        let Some(k) = KeyRef::parse(raw).filter(|k| k.family == family.name.as_bytes()) else {
+            // A key that does not parse, or of another family, was
+            // rejected by the file reader already; hand it over verbatim,
+            // and the writer refuses it with its name.
+            batch.write_to(writer)?;
+            writer.append(raw, input.seq(), input.value())?;
             input.next()?;
             continue;
-        }
-        // A minor compaction without TTL keeps every distinct key: no
-        // need to parse it (the writer checks it anyway).
-        let keep = if !rules_apply {
-            true
-        } else {
-            match KeyRef::parse(raw) {
-                // A key that does not parse was rejected by the file reader
-                // already; keep it verbatim rather than guess.
-                None => true,
-                Some(k) => match kind {
-                    CompactionKind::Minor => {
-                        !(k.cell_type() == Some(CellType::Put)
-                            && family.min_versions == 0
-                            && ttl_cutoff > 0
-                            && k.timestamp < ttl_cutoff)
-                    }
-                    CompactionKind::Major => state.keep_major(&k, family, ttl_cutoff, keep_deleted),
-                },
-            }
         };
-        prev_key.clear();
-        prev_key.extend_from_slice(raw);
+        if same_bytes(k.row, &row) {
+            // Inputs hold each key once; a key in two of them (the same
+            // cell written twice) comes newest first: keep that one.
+            if prev == Some((k.timestamp, k.type_code))
+                && key::short_cmp(k.qualifier, &prev_qualifier).is_eq()
+            {
+                input.next()?;
+                continue;
+            }
+        } else {
+            row.clear();
+            row.extend_from_slice(k.row);
+            begun = false;
+        }
+        prev = Some((k.timestamp, k.type_code));
+        prev_qualifier.clear();
+        prev_qualifier.extend_from_slice(k.qualifier);
+        let keep = match kind {
+            // A minor compaction without TTL keeps every distinct key.
+            _ if !rules_apply => true,
+            CompactionKind::Minor => {
+                !(k.cell_type() == Some(CellType::Put)
+                    && family.min_versions == 0
+                    && ttl_cutoff > 0
+                    && k.timestamp < ttl_cutoff)
+            }
+            CompactionKind::Major => state.keep_major(&k, family, ttl_cutoff, keep_deleted),
+        };
         if keep {
+            // Whole rows, by the cells' parts: the writer compares each row
+            // once and keeps its books per row (the flush's path).
+            if !begun {
+                batch.start_row(k.row, writer)?;
+                begun = true;
+            }
             let value = input.value();
-            writer.append(raw, input.seq(), value)?;
+            batch.push(
+                (k.qualifier, k.timestamp, k.type_code),
+                input.seq(),
+                value,
+                writer,
+            )?;
             outcome.written += 1;
             pace((raw.len() + value.len()) as u64)?;
         }
         input.next()?;
     }
+    batch.write_to(writer)?;
     Ok(outcome)
 }
 
