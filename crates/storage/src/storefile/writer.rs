@@ -9,7 +9,9 @@
 //! writer dropped without `finish` leaves nothing a reader could open.
 
 mod row;
+mod stats;
 
+use self::stats::EntryStats;
 use super::MAX_BLOCK_LEN;
 use super::block::builder::BlockBuilder;
 use super::block::{self, BlockKind};
@@ -64,14 +66,7 @@ pub struct StoreFileWriter {
     /// of this row); `row_key` holds its row and family part of a key.
     open_row: Option<(usize, bool)>,
     row_key: Vec<u8>,
-    entries: u64,
-    key_bytes: u64,
-    value_bytes: u64,
-    max_seq: u64,
-    min_seq: u64,
-    min_ts: u64,
-    max_ts: u64,
-    delete_markers: u64,
+    stats: EntryStats,
     blocks: u64,
     uncompressed_bytes: u64,
 }
@@ -134,14 +129,7 @@ impl StoreFileWriter {
             last_seq: 0,
             open_row: None,
             row_key: Vec::new(),
-            entries: 0,
-            key_bytes: 0,
-            value_bytes: 0,
-            max_seq: 0,
-            min_seq: u64::MAX,
-            min_ts: u64::MAX,
-            max_ts: 0,
-            delete_markers: 0,
+            stats: EntryStats::default(),
             blocks: 0,
             uncompressed_bytes: 0,
         })
@@ -264,7 +252,7 @@ impl StoreFileWriter {
             self.block_first_key.extend_from_slice(key);
         }
         self.block.add(key, seq, value, same_row);
-        if self.entries == 0 {
+        if self.stats.entries == 0 {
             self.first_key = key.to_vec();
         }
     }
@@ -282,16 +270,8 @@ impl StoreFileWriter {
         let (_, _, _, timestamp, type_code) = parts;
         self.last_parts = Some(parts);
         self.last_seq = seq;
-        self.entries += 1;
-        self.key_bytes += key_len as u64;
-        self.value_bytes += value_len as u64;
-        self.max_seq = self.max_seq.max(seq);
-        self.min_seq = self.min_seq.min(seq);
-        self.min_ts = self.min_ts.min(timestamp);
-        self.max_ts = self.max_ts.max(timestamp);
-        if type_code != PUT && CellType::from_code(type_code).is_some_and(CellType::is_delete) {
-            self.delete_markers += 1;
-        }
+        self.stats
+            .add((seq, timestamp, type_code), key_len, value_len);
         if self.block.size_estimate() >= self.blocksize {
             self.flush_block()?;
         }
@@ -318,7 +298,7 @@ impl StoreFileWriter {
 
     /// Entries appended so far.
     pub fn entries(&self) -> u64 {
-        self.entries
+        self.stats.entries
     }
 
     /// Bytes written so far (finished blocks; the open block is not counted).
@@ -400,23 +380,24 @@ impl StoreFileWriter {
         };
         let index = std::mem::take(&mut self.index).finish();
         let index_section = self.write_section(BlockKind::Index, &index)?;
-        let empty = self.entries == 0;
+        let st = self.stats;
+        let empty = st.entries == 0;
         let mut info = FileInfo {
-            entries: self.entries,
-            avg_key_len: self.key_bytes.checked_div(self.entries).unwrap_or(0),
-            avg_value_len: self.value_bytes.checked_div(self.entries).unwrap_or(0),
+            entries: st.entries,
+            avg_key_len: st.key_bytes.checked_div(st.entries).unwrap_or(0),
+            avg_value_len: st.value_bytes.checked_div(st.entries).unwrap_or(0),
             first_key: std::mem::take(&mut self.first_key),
             last_key: self.last_key.clone(),
-            max_seq_id: self.max_seq,
-            min_seq_id: if empty { 0 } else { self.min_seq },
-            min_timestamp: if empty { 0 } else { self.min_ts },
-            max_timestamp: self.max_ts,
+            max_seq_id: st.max_seq,
+            min_seq_id: if empty { 0 } else { st.min_seq },
+            min_timestamp: if empty { 0 } else { st.min_ts },
+            max_timestamp: st.max_ts,
             compression: self.compression,
             encoding: self.encoding,
             bloom: self.bloom_type,
             blocks: self.blocks,
             length: 0,
-            delete_markers: self.delete_markers,
+            delete_markers: st.delete_markers,
             family: self.family.clone(),
             blocksize: self.blocksize as u64,
             bloom_keys,

@@ -10,6 +10,7 @@
 //! `storefile_row_append` test holds them to it); they only skip work a
 //! row makes redundant.
 
+use super::stats::EntryStats;
 use super::{ENTRY_SLACK, PUT, StoreFileWriter, TS_TYPE_LEN};
 use crate::cell::CellView;
 use crate::error::{Result, StorageError};
@@ -172,7 +173,7 @@ impl StoreFileWriter {
             value,
             continues,
         );
-        if self.entries == 0 {
+        if self.stats.entries == 0 {
             self.first_key = key.clone();
         }
         self.open_row = Some((row_len, true));
@@ -209,7 +210,7 @@ impl StoreFileWriter {
                 self.append_cell(c.qualifier, c.timestamp, c.kind, c.seq, c.value)
             });
         }
-        let mut run = RunStats::default();
+        let mut run = EntryStats::default();
         let mut last = first;
         let outcome = rest.iter().try_for_each(|c| {
             self.append_in_row(last, c, &mut run)?;
@@ -229,7 +230,7 @@ impl StoreFileWriter {
         &mut self,
         last: &CellView<'_>,
         c: &CellView<'_>,
-        run: &mut RunStats,
+        run: &mut EntryStats,
     ) -> Result<()> {
         if c.kind != PUT && CellType::from_code(c.kind).is_none() {
             return Err(self.unknown_type(c.kind));
@@ -265,7 +266,7 @@ impl StoreFileWriter {
             c.value,
             true,
         );
-        run.add(c, key_len);
+        run.add((c.seq, c.timestamp, c.kind), key_len, c.value.len());
         if self.block.size_estimate() >= self.blocksize {
             self.set_last_key(c);
             self.flush_block()?;
@@ -283,7 +284,7 @@ impl StoreFileWriter {
 
     /// After [`append_row`](Self::append_row)'s loop: `last` is the last
     /// entry, `run` what the loop appended besides the row's first cell.
-    fn settle_row(&mut self, last: &CellView<'_>, run: &RunStats) {
+    fn settle_row(&mut self, last: &CellView<'_>, run: &EntryStats) {
         self.set_last_key(last);
         let row_len = self.open_row.map_or(0, |(len, _)| len);
         self.last_parts = Some((
@@ -294,14 +295,7 @@ impl StoreFileWriter {
             last.kind,
         ));
         self.last_seq = last.seq;
-        self.entries += run.entries;
-        self.key_bytes += run.key_bytes;
-        self.value_bytes += run.value_bytes;
-        self.max_seq = self.max_seq.max(run.max_seq);
-        self.min_seq = self.min_seq.min(run.min_seq);
-        self.min_ts = self.min_ts.min(run.min_ts);
-        self.max_ts = self.max_ts.max(run.max_ts);
-        self.delete_markers += run.delete_markers;
+        self.stats.merge(run);
     }
 
     #[cold]
@@ -340,48 +334,4 @@ fn push_column_tail(out: &mut Vec<u8>, c: &CellView<'_>) {
     out.extend_from_slice(c.qualifier);
     out.extend_from_slice(&c.timestamp.to_be_bytes());
     out.push(c.kind);
-}
-
-/// What [`StoreFileWriter::append_row`] adds to the file's statistics,
-/// summed over a row and added once.
-struct RunStats {
-    entries: u64,
-    key_bytes: u64,
-    value_bytes: u64,
-    max_seq: u64,
-    min_seq: u64,
-    min_ts: u64,
-    max_ts: u64,
-    delete_markers: u64,
-}
-
-impl Default for RunStats {
-    fn default() -> Self {
-        RunStats {
-            entries: 0,
-            key_bytes: 0,
-            value_bytes: 0,
-            max_seq: 0,
-            min_seq: u64::MAX,
-            min_ts: u64::MAX,
-            max_ts: 0,
-            delete_markers: 0,
-        }
-    }
-}
-
-impl RunStats {
-    #[inline]
-    fn add(&mut self, c: &CellView<'_>, key_len: usize) {
-        self.entries += 1;
-        self.key_bytes += key_len as u64;
-        self.value_bytes += c.value.len() as u64;
-        self.max_seq = self.max_seq.max(c.seq);
-        self.min_seq = self.min_seq.min(c.seq);
-        self.min_ts = self.min_ts.min(c.timestamp);
-        self.max_ts = self.max_ts.max(c.timestamp);
-        if c.kind != PUT && CellType::from_code(c.kind).is_some_and(CellType::is_delete) {
-            self.delete_markers += 1;
-        }
-    }
 }
