@@ -262,51 +262,15 @@ pub(crate) fn insert_edit(stores: &[Store], active: &MemStoreSet, edit: &WalEdit
         let Some(memstore) = active.stores.get(idx) else {
             continue;
         };
-        // One pass over the run (copied whole into the arena) notes where
-        // each cell starts and resolves its timestamp for the sort.
+        // The run is copied whole into the arena, behind the row; the
+        // cells are located in it, not re-encoded.
         let run = fam.cells.as_bytes();
         let at = edit.row.len();
         let mut arena = Vec::with_capacity(at + run.len());
         arena.extend_from_slice(&edit.row);
         arena.extend_from_slice(run);
-        let n = fam.cells.len();
-        let mut cells: Vec<Parsed<'_>> = Vec::with_capacity(n);
-        let mut packed: Vec<u64> = Vec::with_capacity(if n <= MAX_PACKED { n } else { 0 });
-        let mut pos = 0;
-        // A run holds only checked bytes: every one of its `n` cells parses.
-        while cells.len() < n
-            && let Some((c, next)) = cell_at(run, pos)
-        {
-            if n <= MAX_PACKED {
-                packed.push(qualifier_prefix(c.qualifier) | cells.len() as u64);
-            }
-            cells.push(Parsed {
-                start: (at + pos) as u32,
-                qualifier: c.qualifier,
-                timestamp: edit.timestamp_of(c.timestamp),
-                kind: c.kind.code(),
-            });
-            pos = next;
-        }
-        // Internal order (qualifier, then newest timestamp and highest type
-        // first); of identical keys the mutation's last cell is last, and
-        // only it is kept. The memstore then takes the cells as they are
-        // instead of comparing them again.
-        let order = internal_order(&cells, packed);
-        let mut starts = Vec::with_capacity(order.len());
-        let (mut lo, mut hi) = (u64::MAX, 0);
-        let mut iter = order.iter().filter_map(|&i| cells.get(i as usize));
-        let mut current = iter.next();
-        while let Some(c) = current {
-            let next = iter.next();
-            current = next;
-            if next.is_some_and(|n| same_key(c, n)) {
-                continue;
-            }
-            starts.push(c.start);
-            lo = lo.min(c.timestamp);
-            hi = hi.max(c.timestamp);
-        }
+        let (starts, (lo, hi)) =
+            ordered_starts(run, fam.cells.len(), at, |ts| edit.timestamp_of(ts));
         added += memstore.insert_row(
             &edit.row,
             edit.seq,
@@ -319,6 +283,85 @@ pub(crate) fn insert_edit(stores: &[Store], active: &MemStoreSet, edit: &WalEdit
     added
 }
 
+/// Where the `n` cells of `run` start in an arena that holds `run` from
+/// offset `at`, in internal order (qualifier, then newest timestamp and
+/// highest type first), keeping of identical keys only the mutation's last
+/// cell; and the cells' timestamp range. `ts_of` resolves "latest". The
+/// memstore then takes the cells as they are instead of comparing them
+/// again.
+///
+/// A 53-column row arrives as `q0 q1 … q9 q10`, which is not byte order.
+/// Rows of up to [`MAX_PACKED`] cells sort one `u64` a cell: the
+/// qualifier's first seven bytes, then the cell's index (the standard
+/// library sorts primitive integers several times faster than structs
+/// under a closure). A cell alone with its prefix needs nothing more: no
+/// other cell can have its key. Only cells whose prefixes tie (qualifiers
+/// alike in their first seven bytes, or repeated) are parsed again and
+/// compared in full. Rows sent in order skip the sort.
+fn ordered_starts(
+    run: &[u8],
+    n: usize,
+    at: usize,
+    ts_of: impl Fn(u64) -> u64,
+) -> (Vec<u32>, (u64, u64)) {
+    let (mut lo, mut hi) = (u64::MAX, 0);
+    let mut starts = Vec::with_capacity(n);
+    if n > MAX_PACKED {
+        // Too many for an 8-bit index: sort the parsed cells.
+        let mut cells: Vec<Parsed<'_>> = Vec::with_capacity(n);
+        let mut pos = 0;
+        while cells.len() < n
+            && let Some((c, next)) = cell_at(run, pos)
+        {
+            let p = parsed(c, at + pos, &ts_of);
+            (lo, hi) = (lo.min(p.timestamp), hi.max(p.timestamp));
+            cells.push(p);
+            pos = next;
+        }
+        cells.sort_by(Parsed::order);
+        push_last_of_each_key(&cells, &mut starts);
+        return (starts, (lo, hi));
+    }
+    // Cell index → its offset in `run`; a run holds only checked bytes, so
+    // every one of its `n` cells parses.
+    let mut offsets: Vec<u32> = Vec::with_capacity(n);
+    let mut packed: Vec<u64> = Vec::with_capacity(n);
+    let mut pos = 0;
+    while packed.len() < n
+        && let Some((c, next)) = cell_at(run, pos)
+    {
+        packed.push(qualifier_prefix(c.qualifier) | packed.len() as u64);
+        offsets.push(pos as u32);
+        let ts = ts_of(c.timestamp);
+        (lo, hi) = (lo.min(ts), hi.max(ts));
+        pos = next;
+    }
+    if !packed.is_sorted() {
+        packed.sort_unstable();
+    }
+    let offset = |k: u64| offsets.get((k & 0xff) as usize).map(|&o| o as usize);
+    for group in packed.chunk_by(|a, b| a >> 8 == b >> 8) {
+        if let [one] = group {
+            if let Some(o) = offset(*one) {
+                starts.push((at + o) as u32);
+            }
+            continue;
+        }
+        // In index order (the packed keys' low byte): a stable sort keeps
+        // identical keys in the mutation's order.
+        let mut tied: Vec<Parsed<'_>> = group
+            .iter()
+            .filter_map(|&k| {
+                let o = offset(k)?;
+                cell_at(run, o).map(|(c, _)| parsed(c, at + o, &ts_of))
+            })
+            .collect();
+        tied.sort_by(Parsed::order);
+        push_last_of_each_key(&tied, &mut starts);
+    }
+    (starts, (lo, hi))
+}
+
 /// A cell of a run being inserted: where it starts in the arena, and what
 /// the sort compares.
 #[derive(Clone, Copy, Debug)]
@@ -327,6 +370,41 @@ struct Parsed<'a> {
     qualifier: &'a [u8],
     timestamp: u64,
     kind: u8,
+}
+
+impl Parsed<'_> {
+    /// Internal order; identical keys compare equal (a stable sort then
+    /// keeps them in the mutation's order).
+    fn order(&self, other: &Parsed<'_>) -> std::cmp::Ordering {
+        key::short_cmp(self.qualifier, other.qualifier)
+            .then_with(|| other.timestamp.cmp(&self.timestamp))
+            .then_with(|| other.kind.cmp(&self.kind))
+    }
+}
+
+fn parsed<'a>(
+    c: ferrobase_types::cell_run::RunCell<'a>,
+    start: usize,
+    ts_of: &impl Fn(u64) -> u64,
+) -> Parsed<'a> {
+    Parsed {
+        start: start as u32,
+        qualifier: c.qualifier,
+        timestamp: ts_of(c.timestamp),
+        kind: c.kind.code(),
+    }
+}
+
+/// Appends the starts of `cells` (in internal order), skipping every cell
+/// whose key the next one repeats: of identical keys the last written wins.
+fn push_last_of_each_key(cells: &[Parsed<'_>], starts: &mut Vec<u32>) {
+    let mut iter = cells.iter().peekable();
+    while let Some(c) = iter.next() {
+        if iter.peek().is_some_and(|n| c.order(n).is_eq()) {
+            continue;
+        }
+        starts.push(c.start);
+    }
 }
 
 /// The first seven bytes of a qualifier as a big-endian number, zero
@@ -345,83 +423,24 @@ fn qualifier_prefix(q: &[u8]) -> u64 {
     v.checked_shl(8 * (8 - q.len() as u32)).unwrap_or(0)
 }
 
-fn same_key(a: &Parsed<'_>, b: &Parsed<'_>) -> bool {
-    a.timestamp == b.timestamp
-        && a.kind == b.kind
-        && key::short_cmp(a.qualifier, b.qualifier).is_eq()
-}
-
 /// Rows of up to this many cells sort packed integers (an 8-bit index).
 const MAX_PACKED: usize = 256;
-
-/// Indexes of `cells` in internal order; cells with
-/// identical keys keep their order in the mutation. `packed` holds their
-/// `qualifier_prefix(qualifier) | index`, computed while the caller
-/// parsed the cells (empty past [`MAX_PACKED`]). A
-/// 53-column row arrives as `q0 q1 … q9 q10`, which is not byte order:
-/// sorting integers that pack a qualifier's first seven bytes with the
-/// cell's index costs a fraction of sorting the cells by comparing their
-/// qualifiers (the standard library sorts primitive integers several
-/// times faster than structs under a closure).
-fn internal_order(cells: &[Parsed<'_>], mut packed: Vec<u64>) -> Vec<u32> {
-    let full = |a: u32, b: u32| match (cells.get(a as usize), cells.get(b as usize)) {
-        (Some(x), Some(y)) => key::short_cmp(x.qualifier, y.qualifier)
-            .then_with(|| y.timestamp.cmp(&x.timestamp))
-            .then_with(|| y.kind.cmp(&x.kind))
-            .then_with(|| a.cmp(&b)),
-        _ => a.cmp(&b),
-    };
-    if cells.len() > MAX_PACKED || packed.len() != cells.len() {
-        // Too many for an 8-bit index: sort the indexes themselves.
-        let mut order: Vec<u32> = (0..cells.len() as u32).collect();
-        order.sort_unstable_by(|&a, &b| full(a, b));
-        return order;
-    }
-    // Rows sent in order (a client that sorts its columns) skip the sort.
-    if !packed.is_sorted() {
-        packed.sort_unstable();
-    }
-    let mut order: Vec<u32> = Vec::with_capacity(packed.len());
-    // Equal prefixes (qualifiers alike in their first seven bytes, or
-    // repeated): order each such group by the full comparison.
-    for group in packed.chunk_by(|a, b| a >> 8 == b >> 8) {
-        let start = order.len();
-        order.extend(group.iter().map(|&k| (k & 0xff) as u32));
-        if group.len() > 1
-            && let Some(tied) = order.get_mut(start..)
-        {
-            tied.sort_unstable_by(|&a, &b| full(a, b));
-        }
-    }
-    order
-}
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use ferrobase_types::CellRun;
     use rand::{Rng, SeedableRng};
 
-    /// `qualifier_prefix(qualifier) | index` of each cell: the sort keys of
-    /// [`internal_order`].
-    fn packed_keys(cells: &[Parsed<'_>]) -> Vec<u64> {
-        if cells.len() > MAX_PACKED {
-            return Vec::new();
-        }
-        cells
-            .iter()
-            .enumerate()
-            .map(|(i, c)| qualifier_prefix(c.qualifier) | i as u64)
-            .collect()
-    }
-
-    /// The packed sort against the plain stable sort it replaces, on
-    /// qualifiers built to tie on their first seven or eight bytes, to be
-    /// prefixes of each other ("q" and "q\0") and to repeat with other
-    /// timestamps and types; rows of up to 300 cells (past the 8-bit
-    /// index), some sent already in order.
+    /// `ordered_starts` against the plain stable sort and last-write-wins
+    /// deduplication it replaces, on qualifiers built to tie on their first
+    /// seven or eight bytes, to be prefixes of each other ("q" and "q\0")
+    /// and to repeat with the same or other timestamps ("latest" among
+    /// them) and types; rows of up to 300 cells (past the 8-bit index),
+    /// some sent already in order.
     #[test]
-    fn internal_order_is_the_stable_sort_of_cells() {
+    fn ordered_starts_is_the_stable_sort_keeping_the_last_write() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
         let pool: Vec<Vec<u8>> = vec![
             b"".to_vec(),
@@ -438,51 +457,79 @@ mod tests {
             b"abcdefghB-longer-than-sixteen-bytes".to_vec(),
             vec![0xff; 9],
         ];
+        let now = 7;
+        let ts_of = |ts: u64| if ts == LATEST_TIMESTAMP { now } else { ts };
+        // (qualifier, timestamp, type, value) in internal order, only the
+        // last of identical keys.
+        let model = |cells: &[(Vec<u8>, u64, CellType, Vec<u8>)]| {
+            let mut order: Vec<usize> = (0..cells.len()).collect();
+            order.sort_by(|&a, &b| {
+                let (x, y) = (&cells[a], &cells[b]);
+                x.0.cmp(&y.0)
+                    .then_with(|| ts_of(y.1).cmp(&ts_of(x.1)))
+                    .then_with(|| y.2.code().cmp(&x.2.code()))
+            });
+            let same = |a: usize, b: usize| {
+                let (x, y) = (&cells[a], &cells[b]);
+                x.0 == y.0 && ts_of(x.1) == ts_of(y.1) && x.2 == y.2
+            };
+            let kept: Vec<usize> = (0..order.len())
+                .filter(|&i| i + 1 == order.len() || !same(order[i], order[i + 1]))
+                .map(|i| order[i])
+                .collect();
+            kept
+        };
         for case in 0..300 {
             let n = if case % 10 == 0 {
                 rng.random_range(200..300)
             } else {
                 rng.random_range(0..40)
             };
-            let mut cells: Vec<Parsed<'_>> = (0..n)
-                .map(|i| Parsed {
-                    start: i,
-                    qualifier: &pool[rng.random_range(0..pool.len())],
-                    timestamp: rng.random_range(0..3),
-                    kind: if rng.random_bool(0.8) {
-                        CellType::Put.code()
+            let mut cells: Vec<(Vec<u8>, u64, CellType, Vec<u8>)> = (0..n)
+                .map(|i| {
+                    let ts = match rng.random_range(0..4) {
+                        0 => LATEST_TIMESTAMP,
+                        t => t + 5,
+                    };
+                    let kind = if rng.random_bool(0.8) {
+                        CellType::Put
                     } else {
-                        CellType::Delete.code()
-                    },
+                        CellType::Delete
+                    };
+                    let q = pool[rng.random_range(0..pool.len())].clone();
+                    (q, ts, kind, format!("v{i}").into_bytes())
                 })
                 .collect();
-            let stable = |cells: &[Parsed<'_>]| {
-                let mut expected: Vec<u32> = (0..cells.len() as u32).collect();
-                expected.sort_by(|&a, &b| {
-                    let (x, y) = (&cells[a as usize], &cells[b as usize]);
-                    x.qualifier
-                        .cmp(y.qualifier)
-                        .then_with(|| y.timestamp.cmp(&x.timestamp))
-                        .then_with(|| y.kind.cmp(&x.kind))
-                });
-                expected
-            };
-            let expected = stable(&cells);
-            assert_eq!(
-                internal_order(&cells, packed_keys(&cells)),
-                expected,
-                "case {case}"
-            );
-            // The same cells sent in order.
-            cells = expected.iter().map(|&i| cells[i as usize]).collect();
-            let expected = stable(&cells);
-            assert_eq!(
-                internal_order(&cells, packed_keys(&cells)),
-                expected,
-                "case {case} sorted"
-            );
-            // Without keys (as for rows past MAX_PACKED) the order is the same.
-            assert_eq!(internal_order(&cells, Vec::new()), expected);
+            for sorted in [false, true] {
+                if sorted {
+                    // The same cells sent in order.
+                    let order = model(&cells);
+                    cells = order.iter().map(|&i| cells[i].clone()).collect();
+                }
+                let mut run = CellRun::new();
+                for (q, ts, kind, v) in &cells {
+                    run.push(q, *ts, *kind, v);
+                }
+                let at = 5;
+                let mut offsets = Vec::new();
+                let mut pos = 0;
+                while let Some((_, next)) = cell_at(run.as_bytes(), pos) {
+                    offsets.push((at + pos) as u32);
+                    pos = next;
+                }
+                let expected: Vec<u32> = model(&cells).iter().map(|&i| offsets[i]).collect();
+                let (starts, (lo, hi)) = ordered_starts(run.as_bytes(), run.len(), at, ts_of);
+                assert_eq!(starts, expected, "case {case} sorted {sorted}");
+                let stamps = cells.iter().map(|c| ts_of(c.1));
+                assert_eq!(
+                    (lo, hi),
+                    (
+                        stamps.clone().min().unwrap_or(u64::MAX),
+                        stamps.max().unwrap_or(0)
+                    ),
+                    "case {case}"
+                );
+            }
         }
     }
 
