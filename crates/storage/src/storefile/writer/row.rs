@@ -217,8 +217,10 @@ impl StoreFileWriter {
             last = c;
             Ok(())
         });
-        // `last` is the last cell appended, whether or not all were: the
-        // writer is left as `append_cell` would have left it.
+        // `last` is the last cell appended: after a refused cell the writer
+        // is left as `append_cell` would have left it. (After an I/O error
+        // finishing a block, the writer is not usable anyway: its file is
+        // never published.)
         self.settle_row(last, &run);
         outcome
     }
