@@ -105,33 +105,36 @@ impl RowSpec {
     /// Writes row `i` into `out`.
     pub fn fill(&self, i: u64, out: &mut GeneratedRow) {
         self.shape.fill_row(i, out);
+        if self.value_size.is_none() && self.columns.is_none() && self.qualifier_len.is_none() {
+            return;
+        }
+        let mut cells: Vec<(Vec<u8>, Vec<u8>)> =
+            out.cells().map(|(q, v)| (q.to_vec(), v.to_vec())).collect();
         if let Some(size) = self.value_size {
-            for (_, v) in &mut out.cells {
+            for (_, v) in &mut cells {
                 v.resize(size, b'Q');
             }
         }
         if let Some(c) = self.columns {
-            let joined: Vec<u8> = out
-                .cells
-                .iter()
-                .flat_map(|(_, v)| v.iter().copied())
-                .collect();
+            let joined: Vec<u8> = cells.iter().flat_map(|(_, v)| v.iter().copied()).collect();
             let (base, extra) = (joined.len() / c, joined.len() % c);
-            out.cells.clear();
+            cells.clear();
             let mut at = 0;
             for j in 0..c {
                 let len = base + usize::from(j < extra);
                 let mut q = Vec::new();
                 push_decimal(&mut q, j);
-                out.cells.push((q, joined[at..at + len].to_vec()));
+                cells.push((q, joined[at..at + len].to_vec()));
                 at += len;
             }
         }
         if let Some(l) = self.qualifier_len {
-            for (j, (q, _)) in out.cells.iter_mut().enumerate() {
+            for (j, (q, _)) in cells.iter_mut().enumerate() {
                 *q = qualifier(j, l);
             }
         }
+        let row = std::mem::take(&mut out.row);
+        *out = GeneratedRow::new(row, cells);
     }
 
     /// Row `i`.
@@ -171,7 +174,7 @@ mod tests {
         let spec = RowSpec::new("log9", None, None, None)?;
         assert_eq!(spec.row(7), Shape::Log9.row(7));
         let kv = RowSpec::new("kv", Some(1000), None, None)?;
-        assert_eq!(kv.row(3).cells[0].1.len(), 1000);
+        assert_eq!(kv.row(3).cell(0).map(|c| c.1.len()), Some(1000));
         Ok(())
     }
 
@@ -180,10 +183,10 @@ mod tests {
         let plain = RowSpec::new("gps60", None, None, None)?.row(5);
         for c in [1usize, 2, 7, 60, 120] {
             let r = RowSpec::new("gps60", None, Some(c), None)?.row(5);
-            assert_eq!(r.cells.len(), c);
+            assert_eq!(r.len(), c);
             assert_eq!(r.value_bytes(), plain.value_bytes());
-            let joined: Vec<u8> = r.cells.iter().flat_map(|(_, v)| v.clone()).collect();
-            let orig: Vec<u8> = plain.cells.iter().flat_map(|(_, v)| v.clone()).collect();
+            let joined: Vec<u8> = r.cells().flat_map(|(_, v)| v.to_vec()).collect();
+            let orig: Vec<u8> = plain.cells().flat_map(|(_, v)| v.to_vec()).collect();
             assert_eq!(joined, orig);
         }
         Ok(())
@@ -192,10 +195,10 @@ mod tests {
     #[test]
     fn value_size_pads_with_q_and_qualifiers_have_the_length() -> Result<(), String> {
         let r = RowSpec::new("gps60", Some(126), None, Some(1))?.row(0);
-        assert_eq!(r.cells.len(), 60);
-        assert!(r.cells.iter().all(|(q, v)| q.len() == 1 && v.len() == 126));
-        assert!(r.cells[0].1.ends_with(b"QQQ"));
-        let mut names: Vec<_> = r.cells.iter().map(|(q, _)| q.clone()).collect();
+        assert_eq!(r.len(), 60);
+        assert!(r.cells().all(|(q, v)| q.len() == 1 && v.len() == 126));
+        assert!(r.cell(0).is_some_and(|c| c.1.ends_with(b"QQQ")));
+        let mut names: Vec<_> = r.cells().map(|(q, _)| q.to_vec()).collect();
         names.dedup();
         assert_eq!(names.len(), 60);
         assert_eq!(qualifier(61, 1), b"Z".to_vec());

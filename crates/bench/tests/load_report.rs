@@ -42,7 +42,7 @@ async fn load_counts_rows_cells_rpcs_and_stalls() -> Result<()> {
         .iter()
         .find(|r| r.row.as_ref() == first.row.as_slice());
     let value = hit.and_then(|r| r.value(b"f", b"c0"));
-    assert_eq!(value.map(|v| v.to_vec()), Some(first.cells[0].1.clone()));
+    assert_eq!(value.map(|v| v.as_ref()), first.cell(0).map(|c| c.1));
     let text = report.text();
     assert!(text.contains("rows/s") && text.contains("p99.9"), "{text}");
     let json = serde_json::to_value(&report)?;

@@ -58,8 +58,9 @@ async fn main() -> Result<(), BoxError> {
             let fam = Bytes::copy_from_slice(shape.family());
             for i in t * per_thread..((t + 1) * per_thread).min(rows) {
                 let g = shape.row(i);
-                let mut m = RowMutation::new(g.row).with_durability(durability);
-                for (q, v) in g.cells {
+                let mut m =
+                    RowMutation::new(Bytes::copy_from_slice(&g.row)).with_durability(durability);
+                for (q, v) in &g {
                     m = m.put(fam.clone(), q, v);
                 }
                 bm.mutate(m).await?;

@@ -37,7 +37,7 @@ impl KvEngine for Ours {
         };
         let family = Bytes::from_static(family);
         let mut m = RowMutation::new(Bytes::copy_from_slice(&row.row)).with_durability(durability);
-        for (q, v) in &row.cells {
+        for (q, v) in row {
             m = m.put(family.clone(), q, v);
         }
         self.region.mutate(m)?;

@@ -85,7 +85,7 @@ impl KvEngine for Rocks {
         let ts = now_millis();
         let mut batch = WriteBatch::new();
         let mut key = Vec::with_capacity(row.row.len() + family.len() + 32);
-        for (q, v) in &row.cells {
+        for (q, v) in row {
             key.clear();
             push_key(&mut key, &row.row, family, q, ts);
             batch.put(&key, v);

@@ -82,8 +82,9 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
                     let hi = ((t + 1) * per_thread).min(args.rows);
                     for i in lo..hi {
                         let g = shape.row(i);
-                        let mut m = RowMutation::new(g.row).with_durability(durability);
-                        for (q, v) in g.cells {
+                        let mut m = RowMutation::new(Bytes::copy_from_slice(&g.row))
+                            .with_durability(durability);
+                        for (q, v) in &g {
                             m = m.put(Bytes::from_static(b"f"), q, v);
                         }
                         region.mutate(m)?;

@@ -56,10 +56,12 @@
 //!   zero-padded digits.
 
 pub mod generators;
+mod row;
 mod shapes;
 
 pub use generators::{Hotspot, KeyGenerator, Latest, ScrambledZipfian, Uniform, Zipfian};
-pub use shapes::{GeneratedRow, Shape};
+pub use row::{Cells, GeneratedRow};
+pub use shapes::Shape;
 
 /// FNV-1a 64 over the 8 little-endian bytes of `x` (YCSB's `fnvhash64`
 /// without its final `abs`).

@@ -1,6 +1,7 @@
 //! The data shapes of `WORKLOADS.md`: row `i` of each, as a row key and its
 //! cells.
 
+use crate::row::GeneratedRow;
 use crate::{fnv, push_decimal, push_padded, text_into, ycsb_key_into};
 use std::fmt;
 
@@ -24,32 +25,6 @@ pub enum Shape {
         field_count: usize,
         field_length: usize,
     },
-}
-
-/// One generated row: its key and its `(qualifier, value)` cells, in the
-/// order written (all in [`Shape::family`]).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct GeneratedRow {
-    pub row: Vec<u8>,
-    pub cells: Vec<(Vec<u8>, Vec<u8>)>,
-}
-
-impl GeneratedRow {
-    /// Bytes of all values.
-    pub fn value_bytes(&self) -> usize {
-        self.cells.iter().map(|(_, v)| v.len()).sum()
-    }
-
-    /// Bytes of the row key, qualifiers and values (no family, no
-    /// timestamps): the payload a client sends.
-    pub fn payload_bytes(&self) -> usize {
-        self.row.len()
-            + self
-                .cells
-                .iter()
-                .map(|(q, v)| q.len() + v.len())
-                .sum::<usize>()
-    }
 }
 
 /// Qualifiers of `vehicle15`, in order.
@@ -177,14 +152,7 @@ impl Shape {
 
     /// Writes row `i` into `out`, reusing its buffers.
     pub fn fill_row(&self, i: u64, out: &mut GeneratedRow) {
-        out.row.clear();
-        let n = self.cells_per_row();
-        out.cells.truncate(n);
-        out.cells.resize_with(n, Default::default);
-        for (q, v) in &mut out.cells {
-            q.clear();
-            v.clear();
-        }
+        out.clear();
         match *self {
             Shape::Log9 => log9(i, out),
             Shape::Gps60 => gps60(i, out),
@@ -193,10 +161,10 @@ impl Shape {
                 let h = fnv(i);
                 // fnv(i) < 2^64 < 10^20: `% 10^20` changes nothing.
                 push_padded(&mut out.row, h, 20);
-                if let Some((q, v)) = out.cells.first_mut() {
+                out.add_cell(|q, v| {
                     q.push(b'v');
                     text_into(h, value_size, v);
-                }
+                });
             }
             Shape::Wide53 | Shape::Single53 => record53(*self == Shape::Wide53, i, out),
             Shape::Ycsb {
@@ -204,11 +172,13 @@ impl Shape {
                 field_length,
             } => {
                 ycsb_key_into(i, &mut out.row);
-                for (j, (q, v)) in out.cells.iter_mut().enumerate() {
-                    q.extend_from_slice(b"field");
-                    push_decimal(q, j as u64);
-                    let seed = fnv(i.wrapping_mul(field_count as u64).wrapping_add(j as u64));
-                    text_into(seed, field_length, v);
+                for j in 0..field_count {
+                    out.add_cell(|q, v| {
+                        q.extend_from_slice(b"field");
+                        push_decimal(q, j as u64);
+                        let seed = fnv(i.wrapping_mul(field_count as u64).wrapping_add(j as u64));
+                        text_into(seed, field_length, v);
+                    });
                 }
             }
         }
@@ -236,11 +206,13 @@ impl fmt::Display for Shape {
 
 fn log9(i: u64, out: &mut GeneratedRow) {
     ycsb_key_into(i, &mut out.row);
-    for (j, (q, v)) in out.cells.iter_mut().enumerate() {
-        q.push(b'c');
-        push_decimal(q, j as u64);
-        let h = fnv(i.wrapping_mul(9).wrapping_add(j as u64));
-        text_into(h, 10 + (h % 10) as usize, v);
+    for j in 0..9u64 {
+        out.add_cell(|q, v| {
+            q.push(b'c');
+            push_decimal(q, j);
+            let h = fnv(i.wrapping_mul(9).wrapping_add(j));
+            text_into(h, 10 + (h % 10) as usize, v);
+        });
     }
 }
 
@@ -259,14 +231,16 @@ fn gps60(i: u64, out: &mut GeneratedRow) {
     push_padded(&mut out.row, minute / 60, 2);
     out.row.push(b':');
     push_padded(&mut out.row, minute % 60, 2);
-    for (j, (q, v)) in out.cells.iter_mut().enumerate() {
-        push_decimal(q, j as u64);
-        let g = fnv(i.wrapping_mul(60).wrapping_add(j as u64));
-        // "%.7f %.7f" of 116 + (g % 10^7)/10^7 and 39 + ((g>>32) % 10^7)/10^7.
-        v.extend_from_slice(b"116.");
-        push_padded(v, g % 10_000_000, 7);
-        v.extend_from_slice(b" 39.");
-        push_padded(v, (g >> 32) % 10_000_000, 7);
+    for j in 0..60u64 {
+        out.add_cell(|q, v| {
+            push_decimal(q, j);
+            let g = fnv(i.wrapping_mul(60).wrapping_add(j));
+            // "%.7f %.7f" of 116 + (g % 10^7)/10^7 and 39 + ((g>>32) % 10^7)/10^7.
+            v.extend_from_slice(b"116.");
+            push_padded(v, g % 10_000_000, 7);
+            v.extend_from_slice(b" 39.");
+            push_padded(v, (g >> 32) % 10_000_000, 7);
+        });
     }
 }
 
@@ -339,46 +313,94 @@ fn vehicle15(i: u64, out: &mut GeneratedRow) {
     out.row.push(b' ');
     out.row.extend_from_slice(&event);
 
-    for (k, (q, v)) in out.cells.iter_mut().enumerate() {
-        let name = VEHICLE15_QUALIFIERS.get(k).copied().unwrap_or("f14");
-        q.extend_from_slice(name.as_bytes());
-        match name {
-            "plate" => v.extend_from_slice(&plate),
-            "id" => push_decimal(v, 1_000_000_000 + (h >> 3) % 9_000_000_000),
-            "camera" => {
-                v.extend_from_slice(b"CAM");
-                push_padded(v, (h >> 7) % 100_000_000, 8);
-            }
-            "lane" => push_decimal(v, 1 + (h >> 11) % 4),
-            "dir" => push_decimal(v, 1 + (h >> 13) % 4),
-            "type" => push_decimal(v, (h >> 15) % 10),
-            "color" => push_decimal(v, (h >> 19) % 10),
-            "speed_flag" => push_decimal(v, (h >> 23) % 2),
-            "status" => push_decimal(v, (h >> 24) % 3),
-            "time" => {
-                push_padded(v, t.year, 4);
-                v.push(b'-');
-                push_padded(v, t.month, 2);
-                v.push(b'-');
-                push_padded(v, t.day, 2);
-                push_padded(v, t.hour, 2);
-                v.push(b':');
-                push_padded(v, t.minute, 2);
-                v.push(b':');
-                push_padded(v, t.second, 2);
-            }
-            "event" => v.extend_from_slice(&event),
-            "officer" => {
-                v.extend_from_slice(b"JGJ");
-                push_padded(v, (h >> 26) % 100_000, 5);
-            }
-            _ => v.push(b'0'),
-        }
+    for name in VEHICLE15_QUALIFIERS {
+        out.add_cell(|q, v| vehicle15_field(name, q, v, (h, &t), (&plate, &event)));
     }
 }
 
+/// Field `name` of a `vehicle15` row: `h` is the row's hash, `t` its event
+/// time, `plate` and `event` the row key's two parts.
+fn vehicle15_field(
+    name: &str,
+    q: &mut Vec<u8>,
+    v: &mut Vec<u8>,
+    (h, t): (u64, &EventTime),
+    (plate, event): (&[u8], &[u8]),
+) {
+    q.extend_from_slice(name.as_bytes());
+    match name {
+        "plate" => v.extend_from_slice(plate),
+        "id" => push_decimal(v, 1_000_000_000 + (h >> 3) % 9_000_000_000),
+        "camera" => {
+            v.extend_from_slice(b"CAM");
+            push_padded(v, (h >> 7) % 100_000_000, 8);
+        }
+        "lane" => push_decimal(v, 1 + (h >> 11) % 4),
+        "dir" => push_decimal(v, 1 + (h >> 13) % 4),
+        "type" => push_decimal(v, (h >> 15) % 10),
+        "color" => push_decimal(v, (h >> 19) % 10),
+        "speed_flag" => push_decimal(v, (h >> 23) % 2),
+        "status" => push_decimal(v, (h >> 24) % 3),
+        "time" => {
+            push_padded(v, t.year, 4);
+            v.push(b'-');
+            push_padded(v, t.month, 2);
+            v.push(b'-');
+            push_padded(v, t.day, 2);
+            push_padded(v, t.hour, 2);
+            v.push(b':');
+            push_padded(v, t.minute, 2);
+            v.push(b':');
+            push_padded(v, t.second, 2);
+        }
+        "event" => v.extend_from_slice(event),
+        "officer" => {
+            v.extend_from_slice(b"JGJ");
+            push_padded(v, (h >> 26) % 100_000, 5);
+        }
+        _ => v.push(b'0'),
+    }
+}
+
+/// `q0q1…q52`: the `wide53` qualifiers back to back (10 of two bytes, 43
+/// of three), written once per row instead of number by number.
+const WIDE53_NAMES: [u8; 149] = {
+    let mut names = [0u8; 149];
+    let (mut k, mut at) = (0, 0);
+    while k < 53 {
+        names[at] = b'q';
+        at += 1;
+        if k >= 10 {
+            names[at] = b'0' + (k / 10) as u8;
+            at += 1;
+        }
+        names[at] = b'0' + (k % 10) as u8;
+        at += 1;
+        k += 1;
+    }
+    names
+};
+
+/// Where each `wide53` cell's qualifier ends in [`WIDE53_NAMES`] and its
+/// value in the record (see [`wide53_piece_len`]).
+const WIDE53_ENDS: [(usize, usize); 53] = {
+    let mut ends = [(0, 0); 53];
+    let (mut k, mut value_end) = (0, 0);
+    while k < 53 {
+        value_end += wide53_piece_len(k);
+        let name_end = if k < 10 {
+            2 * (k + 1)
+        } else {
+            20 + 3 * (k - 9)
+        };
+        ends[k] = (name_end, value_end);
+        k += 1;
+    }
+    ends
+};
+
 /// Piece lengths of `wide53`: 9 of 15 bytes, then 44 of 14 (751 in all).
-pub fn wide53_piece_len(k: usize) -> usize {
+const fn wide53_piece_len(k: usize) -> usize {
     if k < 9 { 15 } else { 14 }
 }
 
@@ -389,19 +411,17 @@ fn record53(wide: bool, i: u64, out: &mut GeneratedRow) {
     out.row.extend_from_slice(&key);
     let h = fnv(i);
     if wide {
-        // The record's text, cut in order, written piece by piece.
-        let mut text = crate::TextStream::new(h);
-        let mut left = RECORD53_LEN;
-        for (k, (q, v)) in out.cells.iter_mut().enumerate() {
-            q.push(b'q');
-            push_decimal(q, k as u64);
-            let n = wide53_piece_len(k).min(left);
-            text.fill(n, v);
-            left -= n;
-        }
-    } else if let Some((q, v)) = out.cells.first_mut() {
-        q.extend_from_slice(b"row");
-        text_into(h, RECORD53_LEN, v);
+        // The qualifiers and the record's text each in one go, then cut:
+        // the pieces are where the cells' names and values end.
+        let (names, values) = out.buffers();
+        names.extend_from_slice(&WIDE53_NAMES);
+        text_into(h, RECORD53_LEN, values);
+        out.end_cells(&WIDE53_ENDS);
+    } else {
+        out.add_cell(|q, v| {
+            q.extend_from_slice(b"row");
+            text_into(h, RECORD53_LEN, v);
+        });
     }
 }
 
@@ -458,17 +478,20 @@ mod tests {
         for i in 0..2000u64 {
             let r = Shape::Log9.row(i);
             assert_eq!(r.row, ycsb_key(i));
-            assert_eq!(r.cells.len(), 9);
+            assert_eq!(r.len(), 9);
             let total = r.value_bytes();
             assert!((90..=171).contains(&total), "row {i}: {total} bytes");
-            for (j, (q, v)) in r.cells.iter().enumerate() {
+            for (j, (q, v)) in r.cells().enumerate() {
                 assert_eq!(s(q), format!("c{j}"));
                 let h = fnv(i * 9 + j as u64);
                 assert_eq!(v.len() as u64, 10 + h % 10);
-                assert_eq!(*v, text(h, v.len()));
+                assert_eq!(v, text(h, v.len()));
             }
         }
-        assert_eq!(Shape::Log9.row(0).cells[0].1, b"wzmjcy6qga55hq3".to_vec());
+        assert_eq!(
+            Shape::Log9.row(0).cell(0).map(|c| c.1),
+            Some(&b"wzmjcy6qga55hq3"[..])
+        );
     }
 
     #[test]
@@ -506,8 +529,8 @@ mod tests {
 
         for i in [0u64, 1, 777, 123_456] {
             let r = Shape::Gps60.row(i);
-            assert_eq!(r.cells.len(), 60);
-            for (j, (q, v)) in r.cells.iter().enumerate() {
+            assert_eq!(r.len(), 60);
+            for (j, (q, v)) in r.cells().enumerate() {
                 assert_eq!(s(q), j.to_string());
                 let g = fnv(i * 60 + j as u64);
                 let lon = 116.0 + (g % 10_000_000) as f64 / 1e7;
@@ -526,12 +549,11 @@ mod tests {
     #[test]
     fn vehicle15_rows() {
         let r = Shape::Vehicle15.row(0);
-        let names: Vec<&str> = r.cells.iter().map(|(q, _)| s(q)).collect();
+        let names: Vec<&str> = r.cells().map(|(q, _)| s(q)).collect();
         assert_eq!(names, VEHICLE15_QUALIFIERS.to_vec());
         let field = |r: &GeneratedRow, name: &str| {
-            r.cells
-                .iter()
-                .find(|(q, _)| q == name.as_bytes())
+            r.cells()
+                .find(|(q, _)| *q == name.as_bytes())
                 .map(|(_, v)| s(v).to_string())
                 .unwrap_or_default()
         };
@@ -596,7 +618,8 @@ mod tests {
                     s(&r.row),
                     format!("{:020}", u128::from(fnv(i)) % 100_000_000_000_000_000_000)
                 );
-                assert_eq!(r.cells, vec![(b"v".to_vec(), text(fnv(i), size))]);
+                let cells: Vec<_> = r.cells().collect();
+                assert_eq!(cells, vec![(&b"v"[..], &text(fnv(i), size)[..])]);
             }
         }
     }
@@ -604,6 +627,10 @@ mod tests {
     #[test]
     fn wide53_pieces_concatenate_to_single53() {
         assert_eq!((0..53).map(wide53_piece_len).sum::<usize>(), RECORD53_LEN);
+        assert_eq!(
+            WIDE53_ENDS.last(),
+            Some(&(WIDE53_NAMES.len(), RECORD53_LEN))
+        );
         for i in [0u64, 1, 2, 99_999, u64::MAX / 7] {
             let wide = Shape::Wide53.row(i);
             let single = Shape::Single53.row(i);
@@ -612,17 +639,17 @@ mod tests {
             let key = ycsb_key(i);
             assert!(wide.row.ends_with(&key));
             assert!(wide.row[..64 - key.len()].iter().all(|&b| b == b'0'));
-            assert_eq!(wide.cells.len(), 53);
-            assert_eq!(single.cells.len(), 1);
-            assert_eq!(single.cells[0].0, b"row".to_vec());
-            assert_eq!(single.cells[0].1, text(fnv(i), 751));
+            assert_eq!(wide.len(), 53);
+            assert_eq!(single.len(), 1);
+            let whole = text(fnv(i), 751);
+            assert_eq!(single.cell(0), Some((&b"row"[..], &whole[..])));
             let mut joined = Vec::new();
-            for (k, (q, v)) in wide.cells.iter().enumerate() {
+            for (k, (q, v)) in wide.cells().enumerate() {
                 assert_eq!(s(q), format!("q{k}"));
                 assert_eq!(v.len(), if k < 9 { 15 } else { 14 });
                 joined.extend_from_slice(v);
             }
-            assert_eq!(joined, single.cells[0].1);
+            assert_eq!(joined, whole);
         }
     }
 
@@ -634,19 +661,18 @@ mod tests {
         };
         let r = shape.row(5);
         assert_eq!(r.row, ycsb_key(5));
-        for (j, (q, v)) in r.cells.iter().enumerate() {
+        for (j, (q, v)) in r.cells().enumerate() {
             assert_eq!(s(q), format!("field{j}"));
-            assert_eq!(*v, text(fnv(5 * 10 + j as u64), 100));
+            assert_eq!(v, text(fnv(5 * 10 + j as u64), 100));
         }
         let r = Shape::Ycsb {
             field_count: 3,
             field_length: 7,
         }
         .row(5);
-        assert_eq!(r.cells.len(), 3);
+        assert_eq!(r.len(), 3);
         assert!(
-            r.cells
-                .iter()
+            r.cells()
                 .all(|(_, v)| v.len() == 7 && v.iter().all(|b| TEXT_ALPHABET.contains(b)))
         );
     }

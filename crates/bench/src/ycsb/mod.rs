@@ -83,12 +83,10 @@ impl Shared {
     }
 
     fn record_mutation(&self, keynum: u64) -> RowMutation {
-        let g = GeneratedRow {
-            row: self.w.key(keynum),
-            cells: (0..self.w.field_count)
-                .map(|j| (self.w.field(j), self.w.value(keynum, j)))
-                .collect(),
-        };
+        let g = GeneratedRow::new(
+            self.w.key(keynum),
+            (0..self.w.field_count).map(|j| (self.w.field(j), self.w.value(keynum, j))),
+        );
         mutation(&g, &self.family, Durability::UseDefault)
     }
 }

@@ -274,11 +274,11 @@ mod tests {
         assert_eq!(w.choose(0.7), Op::Update);
         assert_eq!(w.key(0), b"user2938590176187398597".to_vec());
         assert_eq!(
-            w.value(3, 2),
+            Some(&w.value(3, 2)[..]),
             ferrobase_workloads::Shape::parse("ycsb", None)?
                 .row(3)
-                .cells[2]
-                .1
+                .cell(2)
+                .map(|c| c.1)
         );
         let mut p = load_workload("e")?;
         p.insert("insertorder".into(), "ordered".into());
