@@ -696,6 +696,7 @@ mod tests {
             for shape in shapes {
                 shape.fill_row(i, &mut buf);
                 assert_eq!(buf, shape.row(i), "{shape} row {i}");
+                assert_eq!(buf.len(), shape.cells_per_row(), "{shape} row {i}");
             }
         }
         assert!(buf.payload_bytes() > buf.value_bytes());
