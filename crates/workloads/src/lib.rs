@@ -103,35 +103,17 @@ pub fn text(seed: u64, n: usize) -> Vec<u8> {
 }
 
 /// Appends [`text`]`(seed, n)` to `out`.
+#[inline]
 pub fn text_into(seed: u64, n: usize, out: &mut Vec<u8>) {
-    TextStream::new(seed).fill(n, out);
-}
-
-/// The byte stream [`text`] draws from: `text(seed, n)` is its first `n`
-/// bytes, so a record cut into pieces can be written piece by piece.
-pub(crate) struct TextStream {
-    x: u64,
-}
-
-impl TextStream {
-    pub(crate) fn new(seed: u64) -> TextStream {
-        TextStream { x: seed | 1 }
-    }
-
-    /// Appends the next `n` bytes of the stream to `out`.
-    #[inline]
-    pub(crate) fn fill(&mut self, n: usize, out: &mut Vec<u8>) {
-        let start = out.len();
-        out.resize(start + n, 0);
-        let mut x = self.x;
-        for b in out.iter_mut().skip(start) {
-            x ^= x >> 12;
-            x ^= x << 25;
-            x ^= x >> 27;
-            let r = x.wrapping_mul(0x2545_F491_4F6C_DD1D);
-            *b = TEXT_ALPHABET[(r % 36) as usize];
-        }
-        self.x = x;
+    let start = out.len();
+    out.resize(start + n, 0);
+    let mut x = seed | 1;
+    for b in out.iter_mut().skip(start) {
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        let r = x.wrapping_mul(0x2545_F491_4F6C_DD1D);
+        *b = TEXT_ALPHABET[(r % 36) as usize];
     }
 }
 
