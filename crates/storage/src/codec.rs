@@ -1,7 +1,7 @@
-//! Byte-level helpers shared by every on-disk format: LEB128 varints and a
-//! bounds-checked [`Cursor`]. Decoders use the cursor so that no slice index
-//! can panic on a corrupt or truncated input; every getter returns `None`
-//! past the end.
+//! Byte-level helpers shared by every on-disk format: LEB128 varints, a
+//! bounds-checked [`Cursor`] and its writing twin, [`SliceWriter`].
+//! Decoders use the cursor so that no slice index can panic on a corrupt or
+//! truncated input; every getter returns `None` past the end.
 
 /// Appends `v` as an unsigned LEB128 varint (1–10 bytes).
 pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
@@ -101,10 +101,107 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// A forward writer into a slice its caller sized beforehand by a bound on
+/// what it writes: what a hot encoder uses instead of pushing onto a `Vec`
+/// byte by byte (each push checks capacity and stores the length again).
+/// Every write is checked: one that would pass the end writes nothing and
+/// marks the writer [`overflowed`](Self::overflowed), so a wrong bound
+/// shows up as an error the caller reports, never as a panic or as bytes
+/// silently missing from the middle of an entry.
+#[derive(Debug)]
+pub struct SliceWriter<'a> {
+    buf: &'a mut [u8],
+    pos: usize,
+    overflowed: bool,
+}
+
+impl<'a> SliceWriter<'a> {
+    /// A writer at the start of `buf`.
+    pub fn new(buf: &'a mut [u8]) -> SliceWriter<'a> {
+        SliceWriter {
+            buf,
+            pos: 0,
+            overflowed: false,
+        }
+    }
+
+    /// Bytes written so far.
+    #[inline]
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// True when some write did not fit (and was dropped).
+    pub fn overflowed(&self) -> bool {
+        self.overflowed
+    }
+
+    /// Writes one byte.
+    #[inline]
+    pub fn u8(&mut self, b: u8) {
+        match self.buf.get_mut(self.pos) {
+            Some(d) => {
+                *d = b;
+                self.pos += 1;
+            }
+            None => self.overflowed = true,
+        }
+    }
+
+    /// Writes `s`.
+    #[inline]
+    pub fn bytes(&mut self, s: &[u8]) {
+        // `pos` is at most `buf.len()` and `s` is a slice: no overflow.
+        match self.buf.get_mut(self.pos..self.pos + s.len()) {
+            Some(d) => {
+                d.copy_from_slice(s);
+                self.pos += s.len();
+            }
+            None => self.overflowed = true,
+        }
+    }
+
+    /// Writes `v` as [`put_varint`] does.
+    #[inline]
+    pub fn varint(&mut self, mut v: u64) {
+        while v >= 0x80 {
+            self.u8((v as u8) | 0x80);
+            v >>= 7;
+        }
+        self.u8(v as u8);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn slice_writer_writes_what_vec_pushes_do(
+            v in any::<u64>(),
+            s in proptest::collection::vec(any::<u8>(), 0..20),
+            room in 0usize..40,
+        ) {
+            let mut want = Vec::new();
+            want.push(7);
+            put_varint(&mut want, v);
+            want.extend_from_slice(&s);
+            let mut buf = vec![0u8; room];
+            let mut w = SliceWriter::new(&mut buf);
+            w.u8(7);
+            w.varint(v);
+            w.bytes(&s);
+            let (end, overflowed) = (w.position(), w.overflowed());
+            // Whatever fits is exact; what does not is flagged, not cut.
+            prop_assert_eq!(overflowed, want.len() > room);
+            if !overflowed {
+                prop_assert_eq!(&buf[..end], &want[..]);
+            }
+            prop_assert!(end <= room);
+        }
+    }
 
     proptest! {
         #[test]

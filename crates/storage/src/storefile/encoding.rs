@@ -54,7 +54,7 @@
 //! reused buffer) and never indexes into its input: decoding goes through
 //! [`Cursor`], and every failure is an `Err` with a short reason.
 
-use crate::codec::{Cursor, put_varint};
+use crate::codec::{Cursor, SliceWriter, put_varint};
 use ferrobase_types::DataBlockEncoding;
 
 /// Entries between restart points (NONE, PREFIX, DIFF, FAST_DIFF; ROW_INDEX_V1
@@ -300,6 +300,63 @@ pub(crate) fn encode_row_run(
     prev.ts = ts;
     prev.typ = typ;
     out.extend_from_slice(value);
+    prev.vlen = value.len();
+    prev.seq = seq;
+}
+
+/// Most bytes [`encode_row_run_into`] writes for a cell besides its
+/// qualifier and value, when the row and family are not repeated: flags,
+/// then five varints of at most ten bytes (lengths, sequence id,
+/// timestamp) or a type byte.
+pub(crate) const ROW_RUN_MAX_OVERHEAD: usize = 1 + 4 * 10 + 1;
+
+/// Most bytes a restart inside a row adds to [`ROW_RUN_MAX_OVERHEAD`]: the
+/// row-and-family part `rf` and its length, written again.
+pub(crate) fn row_run_restart_bytes(rf: &[u8]) -> usize {
+    rf.len() + 10
+}
+
+/// [`encode_row_run`] of a cell of the row the previous entry was of
+/// (`same_row`), written into a slice its caller sized by
+/// [`ROW_RUN_MAX_OVERHEAD`] and [`row_run_restart_bytes`]: the same bytes,
+/// without a `Vec`'s capacity check and length store per field. After a
+/// restart (`prev.key` empty) the row and family are written again.
+#[inline]
+pub(crate) fn encode_row_run_into(
+    prev: &mut Prev,
+    out: &mut SliceWriter<'_>,
+    rf: &[u8],
+    (qualifier, ts, typ): (&[u8], u64, u8),
+    seq: u64,
+    value: &[u8],
+) {
+    let same_rf = !prev.key.is_empty();
+    let mut flags = repeated_fields(prev, seq, ts, typ);
+    if same_rf {
+        flags |= SAME_ROW_FAMILY;
+    }
+    out.u8(flags);
+    if !same_rf {
+        out.varint(rf.len() as u64);
+        out.bytes(rf);
+        prev.key.extend_from_slice(rf);
+    }
+    out.varint(qualifier.len() as u64);
+    out.varint(value.len() as u64);
+    if flags & SAME_SEQ == 0 {
+        out.varint(seq);
+    }
+    if flags & SAME_TS == 0 {
+        out.varint(zigzag(ts.wrapping_sub(prev.ts) as i64));
+    }
+    if flags & SAME_TYPE == 0 {
+        out.u8(typ);
+    }
+    out.bytes(qualifier);
+    out.bytes(value);
+    prev.col_len = rf.len();
+    prev.ts = ts;
+    prev.typ = typ;
     prev.vlen = value.len();
     prev.seq = seq;
 }

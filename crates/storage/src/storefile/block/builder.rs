@@ -15,7 +15,11 @@
 //! from block to block.
 
 use super::FOOTER_LEN;
-use crate::storefile::encoding::{self, Layout, Prev, RESTART_INTERVAL, ROW_RUN_RESTART_MAX};
+use crate::cell::CellView;
+use crate::codec::SliceWriter;
+use crate::storefile::encoding::{
+    self, Layout, Prev, RESTART_INTERVAL, ROW_RUN_MAX_OVERHEAD, ROW_RUN_RESTART_MAX,
+};
 use ferrobase_types::{DataBlockEncoding, key};
 
 /// See the module docs.
@@ -27,6 +31,9 @@ pub(crate) struct BlockBuilder {
     since_restart: usize,
     prev: Prev,
     entries: usize,
+    /// Where [`add_row_cells`](Self::add_row_cells) encodes before one
+    /// copy into `buf`: zeroed once as it grows, never per call.
+    scratch: Vec<u8>,
 }
 
 impl BlockBuilder {
@@ -39,6 +46,7 @@ impl BlockBuilder {
             since_restart: 0,
             prev: Prev::default(),
             entries: 0,
+            scratch: Vec::new(),
         }
     }
 
@@ -151,6 +159,72 @@ impl BlockBuilder {
         );
         self.since_restart += 1;
         self.entries += 1;
+    }
+
+    /// [`add_row_run`](Self::add_row_run) of the next cells of the row
+    /// the last entry was of (`same_row`), in one pass over a buffer sized
+    /// once: what a flush's row path uses. Takes cells from `cells` until
+    /// one brings the block to `blocksize` (it is taken), or until the
+    /// next one's `entry_len` (its key and value plus the writer's slack)
+    /// would take a non-empty block past `max_len`, or to the end. Returns
+    /// how many it took: at least one when the block was empty. `None`
+    /// when the size bound proved wrong, which would be a bug: the block
+    /// is then unusable, and its writer fails rather than write it.
+    pub fn add_row_cells(
+        &mut self,
+        rf: &[u8],
+        cells: &[CellView<'_>],
+        (blocksize, max_len): (usize, usize),
+        entry_len: impl Fn(&CellView<'_>) -> usize,
+    ) -> Option<usize> {
+        // Enough cells to fill the block, by their largest encodings, and
+        // room for them, including row-and-family parts that restarts
+        // inside the row repeat.
+        let space = blocksize.saturating_sub(self.size_estimate());
+        let (mut n, mut room) = (0, 0);
+        for c in cells {
+            room += ROW_RUN_MAX_OVERHEAD + c.qualifier.len() + c.value.len();
+            n += 1;
+            if room >= space {
+                break;
+            }
+        }
+        room += (n / ROW_RUN_RESTART_MAX + 1) * encoding::row_run_restart_bytes(rf);
+        let base = self.buf.len();
+        if self.scratch.len() < room {
+            self.scratch.resize(room, 0);
+        }
+        let mut out = SliceWriter::new(&mut self.scratch);
+        let mut taken = 0;
+        for c in cells.iter().take(n) {
+            let size = base + out.position() + 4 * self.restarts.len() + FOOTER_LEN;
+            if self.entries > 0 && size + entry_len(c) > max_len {
+                break;
+            }
+            if self.entries == 0 || self.since_restart >= ROW_RUN_RESTART_MAX {
+                self.restarts.push((base + out.position()) as u32);
+                self.prev.reset();
+                self.since_restart = 0;
+            }
+            encoding::encode_row_run_into(
+                &mut self.prev,
+                &mut out,
+                rf,
+                (c.qualifier, c.timestamp, c.kind),
+                c.seq,
+                c.value,
+            );
+            self.since_restart += 1;
+            self.entries += 1;
+            taken += 1;
+            if base + out.position() + 4 * self.restarts.len() + FOOTER_LEN >= blocksize {
+                break;
+            }
+        }
+        let (end, overflowed) = (out.position(), out.overflowed());
+        self.buf
+            .extend_from_slice(self.scratch.get(..end).unwrap_or_default());
+        (!overflowed).then_some(taken)
     }
 
     /// Appends the footer and returns the finished payload; call

@@ -210,68 +210,99 @@ impl StoreFileWriter {
                 self.append_cell(c.qualifier, c.timestamp, c.kind, c.seq, c.value)
             });
         }
+        // One pass checks the cells and sums their statistics, a second
+        // writes them: the writing loop then has no error to stop for but
+        // a full block.
         let mut run = EntryStats::default();
-        let mut last = first;
-        let outcome = rest.iter().try_for_each(|c| {
-            self.append_in_row(last, c, &mut run)?;
-            last = c;
-            Ok(())
-        });
+        let (good, refused) = self.check_row_cells(first, rest, &mut run);
+        let mut last = *first;
+        let written = self.write_row_cells(rest.get(..good).unwrap_or_default(), &mut last);
         // `last` is the last cell appended: after a refused cell the writer
         // is left as `append_cell` would have left it. (After an I/O error
         // finishing a block, the writer is not usable anyway: its file is
         // never published.)
-        self.settle_row(last, &run);
-        outcome
+        self.settle_row(&last, &run);
+        written?;
+        refused.map_or(Ok(()), Err)
     }
 
-    /// One cell after the first of a row-run row, `last` being the cell
-    /// before it (already in the block).
-    #[inline]
-    fn append_in_row(
+    /// How many cells of `rest`, the cells after `first` of a row-run
+    /// row, come before the first one `append_cell` would refuse (and why
+    /// it would); their statistics are summed into `run`.
+    fn check_row_cells(
         &mut self,
-        last: &CellView<'_>,
-        c: &CellView<'_>,
+        first: &CellView<'_>,
+        rest: &[CellView<'_>],
         run: &mut EntryStats,
+    ) -> (usize, Option<StorageError>) {
+        let rf_len = self.row_key.len();
+        let mut last = first;
+        for (i, c) in rest.iter().enumerate() {
+            if c.kind != PUT && CellType::from_code(c.kind).is_none() {
+                return (i, Some(self.unknown_type(c.kind)));
+            }
+            let key_len = rf_len + c.qualifier.len() + TS_TYPE_LEN;
+            if key_len + c.value.len() + ENTRY_SLACK > MAX_BLOCK_LEN {
+                return (i, Some(self.too_large(key_len + c.value.len())));
+            }
+            let order = key::short_cmp(last.qualifier, c.qualifier)
+                .then_with(|| c.timestamp.cmp(&last.timestamp))
+                .then_with(|| c.kind.cmp(&last.kind))
+                .then_with(|| c.seq.cmp(&last.seq));
+            if order == Ordering::Greater {
+                // The message names the last good cell as the last entry.
+                self.set_last_key(last);
+                self.last_seq = last.seq;
+                return (i, Some(self.out_of_order(c.qualifier, c.timestamp, c.seq)));
+            }
+            run.add((c.seq, c.timestamp, c.kind), key_len, c.value.len());
+            last = c;
+        }
+        (rest.len(), None)
+    }
+
+    /// Writes checked cells of the open row (after its first, already
+    /// written) into row-run blocks, several at a time, finishing each
+    /// block where `append_cell` would; `last` is the last cell written.
+    fn write_row_cells<'a>(
+        &mut self,
+        cells: &[CellView<'a>],
+        last: &mut CellView<'a>,
     ) -> Result<()> {
-        if c.kind != PUT && CellType::from_code(c.kind).is_none() {
-            return Err(self.unknown_type(c.kind));
-        }
-        let key_len = self.row_key.len() + c.qualifier.len() + TS_TYPE_LEN;
-        let entry_len = key_len + c.value.len() + ENTRY_SLACK;
-        if entry_len > MAX_BLOCK_LEN {
-            return Err(self.too_large(key_len + c.value.len()));
-        }
-        let order = key::short_cmp(last.qualifier, c.qualifier)
-            .then_with(|| c.timestamp.cmp(&last.timestamp))
-            .then_with(|| c.kind.cmp(&last.kind))
-            .then_with(|| c.seq.cmp(&last.seq));
-        if order == Ordering::Greater {
-            self.set_last_key(last);
-            self.last_seq = last.seq;
-            return Err(self.out_of_order(c.qualifier, c.timestamp, c.seq));
-        }
-        if !self.block.is_empty() && self.block.size_estimate() + entry_len > MAX_BLOCK_LEN {
-            // The block's last key is the previous cell's.
-            self.set_last_key(last);
-            self.flush_block()?;
-        }
-        if self.block.is_empty() {
-            self.block_first_key.clear();
-            self.block_first_key.extend_from_slice(&self.row_key);
-            push_column_tail(&mut self.block_first_key, c);
-        }
-        self.block.add_row_run(
-            &self.row_key,
-            (c.qualifier, c.timestamp, c.kind),
-            c.seq,
-            c.value,
-            true,
-        );
-        run.add((c.seq, c.timestamp, c.kind), key_len, c.value.len());
-        if self.block.size_estimate() >= self.blocksize {
-            self.set_last_key(c);
-            self.flush_block()?;
+        let rf_len = self.row_key.len();
+        let entry_len = |c: &CellView<'_>| {
+            rf_len + c.qualifier.len() + TS_TYPE_LEN + c.value.len() + ENTRY_SLACK
+        };
+        let mut todo = cells;
+        while let Some(next) = todo.first() {
+            if self.block.is_empty() {
+                self.block_first_key.clear();
+                self.block_first_key.extend_from_slice(&self.row_key);
+                push_column_tail(&mut self.block_first_key, next);
+            }
+            let was_empty = self.block.is_empty();
+            let taken = self
+                .block
+                .add_row_cells(
+                    &self.row_key,
+                    todo,
+                    (self.blocksize, MAX_BLOCK_LEN),
+                    entry_len,
+                )
+                .ok_or_else(|| self.bound_exceeded())?;
+            if let Some(c) = taken.checked_sub(1).and_then(|i| todo.get(i)) {
+                *last = *c;
+            }
+            todo = todo.get(taken..).unwrap_or_default();
+            if taken == 0 && was_empty {
+                // An empty block takes any checked cell: not reached.
+                return Err(self.bound_exceeded());
+            }
+            if taken == 0 || self.block.size_estimate() >= self.blocksize {
+                // The block's last key is the last cell written.
+                self.set_last_key(last);
+                self.flush_block()?;
+            }
         }
         Ok(())
     }
@@ -306,6 +337,16 @@ impl StoreFileWriter {
             "store file {}: unknown cell type code {code}",
             self.path.display()
         ))
+    }
+
+    /// A row-run block's size bound proved wrong: a bug, reported as an
+    /// error rather than written as a short entry.
+    #[cold]
+    fn bound_exceeded(&self) -> StorageError {
+        StorageError::io(
+            &self.path,
+            std::io::Error::other("a row-run entry outgrew its size bound (a bug in the encoder)"),
+        )
     }
 
     #[cold]
