@@ -36,4 +36,11 @@ pub trait CellIterator: Send {
     fn value(&self) -> &[u8];
     /// Moves to the next entry.
     fn next(&mut self) -> Result<()>;
+    /// True when the current entry is known to have the row of the entry
+    /// before it, the one [`next`](Self::next) moved from: a hint that lets
+    /// a merge or a compaction skip comparing rows (a 53-column row repeats
+    /// its row 53 times). `false`, the default, is always correct.
+    fn row_kept(&self) -> bool {
+        false
+    }
 }

@@ -79,7 +79,10 @@ pub fn compact_into(
             input.next()?;
             continue;
         };
-        if same_bytes(k.row, &row) {
+        // The merge often knows the row did not change (a row-run block
+        // says so in every entry): then no 64-byte row comparison.
+        let same_row = input.row_kept() || same_bytes(k.row, &row);
+        if same_row {
             // Inputs hold each key once; a key in two of them (the same
             // cell written twice) comes newest first: keep that one.
             if prev == Some((k.timestamp, k.type_code))
@@ -105,7 +108,9 @@ pub fn compact_into(
                     && ttl_cutoff > 0
                     && k.timestamp < ttl_cutoff)
             }
-            CompactionKind::Major => state.keep_major(&k, family, ttl_cutoff, keep_deleted),
+            CompactionKind::Major => {
+                state.keep_major(&k, !same_row, family, ttl_cutoff, keep_deleted)
+            }
         };
         if keep {
             // Whole rows, by the cells' parts: the writer compares each row
@@ -138,9 +143,10 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.last_chunk::<8>() == b.last_chunk::<8>() && a == b
 }
 
+/// What a major compaction remembers of the row and column it is in.
+/// Buffers are kept from row to row: no allocation per row or column.
 #[derive(Default)]
 struct RowState {
-    row: Vec<u8>,
     family_delete_ts: Option<u64>,
     family_version_deletes: Vec<u64>,
     qualifier: Vec<u8>,
@@ -151,18 +157,20 @@ struct RowState {
 }
 
 impl RowState {
+    /// Whether the entry `k` survives a major compaction; `new_row`: it is
+    /// the first entry of its row that got here.
     fn keep_major(
         &mut self,
         k: &KeyRef<'_>,
+        new_row: bool,
         family: &FamilyDescriptor,
         ttl_cutoff: u64,
         keep_deleted: bool,
     ) -> bool {
-        if k.row != self.row.as_slice() {
-            *self = RowState {
-                row: k.row.to_vec(),
-                ..RowState::default()
-            };
+        if new_row {
+            self.family_delete_ts = None;
+            self.family_version_deletes.clear();
+            self.column_started = false;
         }
         let Some(t) = k.cell_type() else { return true };
         if t == CellType::DeleteFamily {
@@ -177,7 +185,8 @@ impl RowState {
             return keep_deleted;
         }
         if !self.column_started || self.qualifier != k.qualifier {
-            self.qualifier = k.qualifier.to_vec();
+            self.qualifier.clear();
+            self.qualifier.extend_from_slice(k.qualifier);
             self.column_started = true;
             self.delete_column_ts = None;
             self.version_deletes.clear();

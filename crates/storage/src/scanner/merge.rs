@@ -9,10 +9,15 @@
 //! sources. Only the current source moves on `next`, so the others' minimum
 //! is unchanged: while the current source stays below the runner-up (a run
 //! of cells from one file, such as the 53 cells of one wide row), `next`
-//! costs one comparison instead of a pass.
+//! costs one comparison instead of a pass. Inside a row it often costs
+//! none: when the current source's row is below the runner-up's and the
+//! source says its next entry kept that row ([`CellIterator::row_kept`],
+//! which a row-run block knows for free), the next entry is below the
+//! runner-up too. Between rows one comparison of rows usually decides.
 
 use crate::error::Result;
 use crate::iter::{CellIterator, compare_entries};
+use ferrobase_types::key;
 use std::cmp::Ordering;
 
 /// See the module docs.
@@ -21,6 +26,10 @@ pub struct MergingIterator {
     current: Option<usize>,
     /// The smallest valid source other than `current` (module docs).
     runner_up: Option<usize>,
+    /// The current source's row is below the runner-up's row.
+    row_below_runner_up: bool,
+    /// The last `next` stayed on the same source.
+    kept: bool,
 }
 
 impl MergingIterator {
@@ -31,6 +40,8 @@ impl MergingIterator {
             sources,
             current: None,
             runner_up: None,
+            row_below_runner_up: false,
+            kept: false,
         }
     }
 
@@ -52,8 +63,26 @@ impl MergingIterator {
         }
     }
 
+    /// Whether source `a` comes before source `b`, and whether `a`'s row
+    /// is below `b`'s: rows first (one byte comparison decides most
+    /// steps between rows), whole entries only on the same row.
+    fn before_by_row(&self, a: usize, b: usize) -> (bool, bool) {
+        let rows = self
+            .sources
+            .get(a)
+            .zip(self.sources.get(b))
+            .and_then(|(x, y)| key::row_of(x.key()).zip(key::row_of(y.key())));
+        match rows.map(|(x, y)| x.cmp(y)) {
+            Some(Ordering::Less) => (true, true),
+            Some(Ordering::Greater) => (false, false),
+            _ => (self.before(a, b), false),
+        }
+    }
+
     /// A full pass: the smallest valid source and the runner-up.
     fn pick(&mut self) {
+        self.kept = false;
+        self.row_below_runner_up = false;
         if let [only] = self.sources.as_slice() {
             self.current = only.valid().then_some(0);
             self.runner_up = None;
@@ -79,6 +108,9 @@ impl MergingIterator {
         }
         self.current = best;
         self.runner_up = second;
+        if let (Some(b), Some(s)) = (best, second) {
+            self.row_below_runner_up = self.before_by_row(b, s).1;
+        }
     }
 
     /// After the current source moved: keep it while it still comes
@@ -87,13 +119,23 @@ impl MergingIterator {
         let Some(c) = self.current else {
             return;
         };
-        if !self.sources.get(c).is_some_and(|s| s.valid()) {
+        let Some(source) = self.sources.get(c).filter(|s| s.valid()) else {
             return self.pick();
+        };
+        let Some(r) = self.runner_up else {
+            self.kept = true;
+            return;
+        };
+        if self.row_below_runner_up && source.row_kept() {
+            self.kept = true;
+            return;
         }
-        match self.runner_up {
-            None => {}
-            Some(r) if self.before(c, r) => {}
-            Some(_) => self.pick(),
+        match self.before_by_row(c, r) {
+            (true, row_below) => {
+                self.kept = true;
+                self.row_below_runner_up = row_below;
+            }
+            (false, _) => self.pick(),
         }
     }
 
@@ -144,6 +186,10 @@ impl CellIterator for MergingIterator {
         self.repick();
         Ok(())
     }
+
+    fn row_kept(&self) -> bool {
+        self.kept && self.cur().is_some_and(|c| c.row_kept())
+    }
 }
 
 #[cfg(test)]
@@ -153,10 +199,13 @@ mod tests {
     use ferrobase_types::{CellType, key};
     use proptest::prelude::*;
 
-    /// A sorted in-memory source.
+    /// A sorted in-memory source. It tells when `next` kept the row, as
+    /// a store file's row-run blocks do (every other step, so that the
+    /// merge also meets sources that do not know).
     struct VecSource {
         entries: Vec<(Vec<u8>, u64, Vec<u8>)>,
         pos: usize,
+        moved: bool,
     }
 
     impl CellIterator for VecSource {
@@ -166,10 +215,12 @@ mod tests {
                 .iter()
                 .position(|(e, _, _)| key::compare(e, k) != Ordering::Less)
                 .unwrap_or(self.entries.len());
+            self.moved = false;
             Ok(())
         }
         fn seek_to_first(&mut self) -> Result<()> {
             self.pos = 0;
+            self.moved = false;
             Ok(())
         }
         fn valid(&self) -> bool {
@@ -186,7 +237,16 @@ mod tests {
         }
         fn next(&mut self) -> Result<()> {
             self.pos += 1;
+            self.moved = true;
             Ok(())
+        }
+        fn row_kept(&self) -> bool {
+            let row = |i: usize| self.entries.get(i).and_then(|e| key::row_of(&e.0));
+            self.moved
+                && self.pos.is_multiple_of(2)
+                && self.pos > 0
+                && row(self.pos).is_some()
+                && row(self.pos) == row(self.pos - 1)
         }
     }
 
@@ -219,7 +279,11 @@ mod tests {
                 for e in &entries {
                     expected.push((e.0.clone(), e.1, i, e.2.clone()));
                 }
-                its.push(Box::new(VecSource { entries, pos: 0 }));
+                its.push(Box::new(VecSource {
+                    entries,
+                    pos: 0,
+                    moved: false,
+                }));
             }
             // Stable: equal (key, seq) keep source order, the earlier first.
             expected.sort_by(|a, b| compare_entries(&a.0, a.1, &b.0, b.1).then(a.2.cmp(&b.2)));
@@ -232,8 +296,13 @@ mod tests {
                 }
                 None => m.seek_to_first().unwrap(),
             }
-            let mut got = Vec::new();
+            let mut got: Vec<(Vec<u8>, u64, Vec<u8>)> = Vec::new();
             while m.valid() {
+                // The merge's own hint holds whenever it is given.
+                if m.row_kept() {
+                    let prev = got.last().map(|g| g.0.as_slice()).unwrap_or_default();
+                    prop_assert_eq!(key::row_of(prev), key::row_of(m.key()));
+                }
                 got.push((m.key().to_vec(), m.seq(), m.value().to_vec()));
                 m.next().unwrap();
             }

@@ -471,11 +471,14 @@ pub(crate) fn encode_entry(
 }
 
 /// Where a decoded entry's value sits and where the next entry starts,
-/// both as offsets into the slice given to [`decode_entry`].
+/// both as offsets into the slice given to [`decode_entry`]; and whether
+/// the entry said it has the previous entry's row and family (a row run's
+/// SAME_ROW_FAMILY; other layouts do not say, and give `false`).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Decoded {
     pub value_start: usize,
     pub next: usize,
+    pub same_row: bool,
 }
 
 /// A bounds-checked reader like [`crate::codec::Cursor`], with a one-byte
@@ -536,6 +539,7 @@ pub(crate) fn decode_entry(
     let input = entries.get(pos..).ok_or("entry offset past the entries")?;
     let mut c = Reader { buf: input, pos: 0 };
     let max = input.len();
+    let mut same_row = false;
     match layout {
         Layout::Plain => {
             let klen = c.len(max).ok_or("bad key length")?;
@@ -576,6 +580,7 @@ pub(crate) fn decode_entry(
             } else {
                 // `col_len <= key.len()`: both are set together above.
                 cur.key.truncate(cur.col_len);
+                same_row = true;
             }
             let qlen = c.len(max).ok_or("bad qualifier length")?;
             cur.vlen = c.len(max).ok_or("bad value length")?;
@@ -622,6 +627,7 @@ pub(crate) fn decode_entry(
     Ok(Decoded {
         value_start,
         next: pos + c.pos,
+        same_row,
     })
 }
 

@@ -139,6 +139,12 @@ impl CellIterator for StoreFileScanner {
         self.iter.value()
     }
 
+    fn row_kept(&self) -> bool {
+        // A new block starts with a restart point, which repeats its row:
+        // `false` there, as it should be.
+        self.iter.row_kept()
+    }
+
     fn next(&mut self) -> Result<()> {
         self.guarded(|s| {
             let Some(i) = s.block else { return Ok(()) };

@@ -36,6 +36,9 @@ pub(crate) struct BlockIter {
     value_start: usize,
     next_pos: usize,
     valid: bool,
+    /// The current entry has the row of the one `next` moved from (see
+    /// [`row_kept`](Self::row_kept)).
+    row_kept: bool,
 }
 
 impl BlockIter {
@@ -52,6 +55,7 @@ impl BlockIter {
             value_start: 0,
             next_pos: 0,
             valid: false,
+            row_kept: false,
         }
     }
 
@@ -161,6 +165,7 @@ impl BlockIter {
             Ok(d) => {
                 self.value_start = d.value_start;
                 self.next_pos = d.next;
+                self.row_kept = d.same_row;
                 Ok(())
             }
             Err(what) => {
@@ -206,6 +211,8 @@ impl BlockIter {
         while self.valid && target.is_after(&self.cur.key) {
             self.advance()?;
         }
+        // The entry before this one was walked over, not handed out.
+        self.row_kept = false;
         Ok(())
     }
 
@@ -216,6 +223,14 @@ impl BlockIter {
 
     pub fn valid(&self) -> bool {
         self.valid
+    }
+
+    /// True when the current entry is known to have the row (and family)
+    /// of the entry [`next`](Self::next) moved from: a row run says so in
+    /// every entry. `false` when unknown (other layouts, the first entry
+    /// after a seek), which is always a correct answer.
+    pub fn row_kept(&self) -> bool {
+        self.valid && self.row_kept
     }
 
     pub fn key(&self) -> &[u8] {
