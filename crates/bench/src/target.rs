@@ -152,6 +152,19 @@ impl Target {
         Some((c.hits, c.misses))
     }
 
+    /// Waits until the embedded engine has no flush queued or running (at
+    /// most `limit`), so a table can be dropped without racing one;
+    /// compactions may go on. A remote cluster returns at once.
+    pub async fn wait_flushed(&self, limit: std::time::Duration) {
+        let Some((server, _)) = self.embedded.as_ref() else {
+            return;
+        };
+        let start = std::time::Instant::now();
+        while server.region_server().engine().stats().flush_jobs > 0 && start.elapsed() < limit {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+
     /// Waits until the embedded engine has no flush or compaction queued or
     /// running (at most `limit`); a remote cluster returns at once.
     pub async fn wait_idle(&self, limit: std::time::Duration) {

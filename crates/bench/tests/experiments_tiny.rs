@@ -65,7 +65,8 @@ async fn all_experiments_write_json_svg_and_index() -> Result<()> {
     )?)?;
     assert_eq!(single["hbase"][0]["points"][0][1], 12_403.87);
     assert!(single["comparisons"][0]["ratio"].as_f64().is_some());
-    // Each shape ran twice, in the order single, wide, wide, single.
+    // Each shape ran four times, in the order single, wide, wide, single,
+    // twice over.
     let labels: Vec<String> = single["rows"]
         .as_array()
         .cloned()
@@ -79,7 +80,11 @@ async fn all_experiments_write_json_svg_and_index() -> Result<()> {
             "single53 (run 1)",
             "wide53 (run 2)",
             "wide53 (run 3)",
-            "single53 (run 4)"
+            "single53 (run 4)",
+            "single53 (run 5)",
+            "wide53 (run 6)",
+            "wide53 (run 7)",
+            "single53 (run 8)"
         ]
     );
     let index = std::fs::read_to_string(dir.path().join("index.html"))?;

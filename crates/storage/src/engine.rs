@@ -398,9 +398,16 @@ impl EngineShared {
     }
 
     fn queue(&self, pool: &Mutex<Option<Sender<Job>>>, job: Job) {
+        let flush = matches!(job, Job::Flush(_));
         if let Some(tx) = pool.lock().as_ref() {
             self.counters.background_jobs.fetch_add(1, Ordering::AcqRel);
+            if flush {
+                self.counters.flush_jobs.fetch_add(1, Ordering::AcqRel);
+            }
             if tx.send(job).is_err() {
+                if flush {
+                    self.counters.flush_jobs.fetch_sub(1, Ordering::AcqRel);
+                }
                 self.counters.background_jobs.fetch_sub(1, Ordering::AcqRel);
             }
         }

@@ -64,6 +64,10 @@ fn blocked_writers_get_region_too_busy_then_recover() {
     let stats = engine.stats();
     assert!(stats.stalls.blocked_writes > 0);
     assert!(stats.stalls.too_busy > 0);
+    // The held flush is counted as a flush job (what `bench` waits for
+    // before it drops a table).
+    assert!(stats.flush_jobs > 0, "{stats:?}");
+    assert!(stats.background_jobs >= stats.flush_jobs);
 
     engine.set_flushes_paused(false);
     // Flushes resume: writes go through again. The first ones may still
@@ -81,6 +85,8 @@ fn blocked_writers_get_region_too_busy_then_recover() {
         }
     }
     assert_eq!(region.get(&Get::new("row009199")).unwrap().len(), 1);
+    assert!(engine.wait_idle(std::time::Duration::from_secs(60)));
+    assert_eq!(engine.stats().flush_jobs, 0);
     engine.close().unwrap();
 }
 

@@ -59,9 +59,15 @@ fn row(label: &str, r: &LoadReport) -> Vec<String> {
 /// One load and a dropped table.
 async fn point(t: &Target, spec: &LoadSpec) -> Result<LoadReport> {
     let r = run_load(t, spec).await?;
-    // Let flushes and compactions of this point finish: they must not slow
-    // the next point down, nor race the drop.
-    t.wait_idle(std::time::Duration::from_secs(120)).await;
+    // Let this point's flushes finish, so they do not race the drop. Its
+    // compactions need no waiting for: dropping the table closes its
+    // regions, which stops them (the next point starts on an idle server
+    // either way). They are paced at 50–100 MiB/s of keys and values
+    // (`compaction::throttle`), so after a `wide53` load (about 5 KB of
+    // them a row) waiting took a minute, measured nothing, and kept
+    // `single-vs-multi-column` from running its shapes more than twice
+    // within its two minutes.
+    t.wait_flushed(std::time::Duration::from_secs(120)).await;
     let conn = t.connect(1)?;
     drop_table(&conn.admin(), &spec.table).await?;
     Ok(r)
@@ -376,11 +382,17 @@ pub async fn single_vs_multi(ctx: &Ctx) -> Result<Report> {
     rep.columns = columns();
     // 600,000 rows: `single53` then runs ~2 s, long enough for a steady ratio.
     let n = ctx.n(600_000);
-    // Each shape runs twice, in the order single, wide, wide, single, and
-    // its figure is the mean: whatever drifts during the experiment (this
-    // VM's speed, memory the first load touched for the ones after it)
-    // then weighs on both shapes alike instead of on the one that ran last.
+    // Each shape runs four times, in the order single, wide, wide, single,
+    // twice over, and its figure is the mean: whatever drifts during the
+    // experiment (this VM's speed, memory the first load touched for the
+    // ones after it) then weighs on both shapes alike instead of on the one
+    // that ran last, and one slow load moves the ratio half as much as
+    // with two runs a shape.
     let order = [
+        Shape::Single53,
+        Shape::Wide53,
+        Shape::Wide53,
+        Shape::Single53,
         Shape::Single53,
         Shape::Wide53,
         Shape::Wide53,
@@ -412,7 +424,7 @@ pub async fn single_vs_multi(ctx: &Ctx) -> Result<Report> {
     };
     let single = mean(Shape::Single53, |r| r.rows_per_s);
     let wide = mean(Shape::Wide53, |r| r.rows_per_s);
-    let mut ours = Series::new("ferrobase (mean of 2 runs)");
+    let mut ours = Series::new("ferrobase (mean of 4 runs)");
     let mut hbase = Series::new("HBase (SEEDS 002)");
     hbase.push("single53", 12_403.87);
     hbase.push("wide53", 1_730.68);
@@ -433,7 +445,7 @@ pub async fn single_vs_multi(ctx: &Ctx) -> Result<Report> {
     rep.series.push(ours);
     rep.hbase.push(hbase);
     rep.notes
-        .push("SYNC_WAL (WAL on), 10 threads, 5 MiB buffer counted in encoded bytes; each shape runs twice (order single, wide, wide, single) and its figure is the mean".into());
+        .push("SYNC_WAL (WAL on), 10 threads, 5 MiB buffer counted in encoded bytes; each shape runs four times (order single, wide, wide, single, twice over) and its figure is the mean".into());
     Ok(rep)
 }
 

@@ -54,6 +54,7 @@ fn worker(shared: std::sync::Weak<EngineShared>, rx: Receiver<Job>) {
         let Some(shared) = shared.upgrade() else {
             return;
         };
+        let flush = matches!(job, Job::Flush(_));
         let (id, result) = match job {
             Job::Flush(id) => (id, shared.region(id).map(|r| r.run_queued_flush())),
             Job::Compact(id) => (id, shared.region(id).map(|r| r.run_queued_compaction())),
@@ -63,6 +64,12 @@ fn worker(shared: std::sync::Weak<EngineShared>, rx: Receiver<Job>) {
         }
         // Decremented after the job, whose follow-up jobs (a compaction
         // after a flush) were counted when queued: never 0 while work remains.
+        if flush {
+            shared
+                .counters
+                .flush_jobs
+                .fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+        }
         shared
             .counters
             .background_jobs

@@ -66,6 +66,8 @@ pub(crate) struct Counters {
     pub compaction_throttled_ms: AtomicU64,
     /// Flush and compaction jobs queued or running.
     pub background_jobs: AtomicU64,
+    /// Of those, the flush jobs.
+    pub flush_jobs: AtomicU64,
 }
 
 /// Everything the engine counts.
@@ -84,6 +86,9 @@ pub struct EngineStats {
     pub compaction_throttled_ms: u64,
     /// Flush and compaction jobs queued or running (0: the engine is idle).
     pub background_jobs: u64,
+    /// Flush jobs queued or running (0: every requested flush is done;
+    /// compactions may still be queued or merging).
+    pub flush_jobs: u64,
     pub stalls: StallStats,
     pub cache: CacheStats,
     pub wal: WalStats,
@@ -103,6 +108,7 @@ impl EngineShared {
             compacted_bytes_out: c.compacted_bytes_out.load(Ordering::Relaxed),
             compaction_throttled_ms: c.compaction_throttled_ms.load(Ordering::Relaxed),
             background_jobs: c.background_jobs.load(Ordering::Relaxed),
+            flush_jobs: c.flush_jobs.load(Ordering::Relaxed),
             stalls: self.stalls.snapshot(),
             cache: self.cache.stats(),
             wal: self.wal.stats(),
