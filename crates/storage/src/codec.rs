@@ -172,6 +172,47 @@ impl<'a> SliceWriter<'a> {
     }
 }
 
+/// Where an encoder writes: a growing `Vec`, or a [`SliceWriter`] over room
+/// sized beforehand. One encoder, generic over this, serves both.
+pub trait ByteSink {
+    /// Writes one byte.
+    fn put_u8(&mut self, b: u8);
+    /// Writes `s`.
+    fn put_bytes(&mut self, s: &[u8]);
+    /// Writes `v` as a LEB128 varint.
+    fn put_varint(&mut self, v: u64);
+}
+
+impl ByteSink for Vec<u8> {
+    #[inline]
+    fn put_u8(&mut self, b: u8) {
+        self.push(b);
+    }
+    #[inline]
+    fn put_bytes(&mut self, s: &[u8]) {
+        self.extend_from_slice(s);
+    }
+    #[inline]
+    fn put_varint(&mut self, v: u64) {
+        put_varint(self, v);
+    }
+}
+
+impl ByteSink for SliceWriter<'_> {
+    #[inline]
+    fn put_u8(&mut self, b: u8) {
+        self.u8(b);
+    }
+    #[inline]
+    fn put_bytes(&mut self, s: &[u8]) {
+        self.bytes(s);
+    }
+    #[inline]
+    fn put_varint(&mut self, v: u64) {
+        self.varint(v);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

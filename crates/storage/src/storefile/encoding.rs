@@ -54,7 +54,7 @@
 //! reused buffer) and never indexes into its input: decoding goes through
 //! [`Cursor`], and every failure is an `Err` with a short reason.
 
-use crate::codec::{Cursor, SliceWriter, put_varint};
+use crate::codec::{ByteSink, Cursor, put_varint};
 use ferrobase_types::DataBlockEncoding;
 
 /// Entries between restart points (NONE, PREFIX, DIFF, FAST_DIFF; ROW_INDEX_V1
@@ -270,38 +270,17 @@ pub(crate) fn encode_row_run(
     prev: &mut Prev,
     out: &mut Vec<u8>,
     (rf, same_row): (&[u8], bool),
-    (qualifier, ts, typ): (&[u8], u64, u8),
+    cell: (&[u8], u64, u8),
     seq: u64,
     value: &[u8],
 ) {
-    out.reserve(rf.len() + qualifier.len() + value.len() + 40);
-    // After a restart `prev.key` is empty and nothing is shared.
-    let same_rf = !prev.key.is_empty() && (same_row || prev.key.get(..prev.col_len) == Some(rf));
-    let mut flags = repeated_fields(prev, seq, ts, typ);
-    if same_rf {
-        flags |= SAME_ROW_FAMILY;
-    }
-    out.push(flags);
-    if !same_rf {
-        put_varint(out, rf.len() as u64);
-        out.extend_from_slice(rf);
-    }
-    put_varint(out, qualifier.len() as u64);
-    put_varint(out, value.len() as u64);
-    put_changed_fields(out, flags, prev, seq, ts, typ);
-    out.extend_from_slice(qualifier);
-    // A row run compares only the row and family with the previous
-    // entry: `prev.key` keeps just those, copied when they change.
-    if !same_rf {
+    out.reserve(rf.len() + cell.0.len() + value.len() + 40);
+    // A row run compares only the row and family with the previous entry
+    // (`prev.key` keeps just those): another row starts afresh.
+    if !(same_row || prev.key.get(..prev.col_len) == Some(rf)) {
         prev.key.clear();
-        prev.key.extend_from_slice(rf);
     }
-    prev.col_len = rf.len();
-    prev.ts = ts;
-    prev.typ = typ;
-    out.extend_from_slice(value);
-    prev.vlen = value.len();
-    prev.seq = seq;
+    encode_row_run_into(prev, out, rf, cell, seq, value);
 }
 
 /// Most bytes [`encode_row_run_into`] writes for a cell besides its
@@ -316,15 +295,15 @@ pub(crate) fn row_run_restart_bytes(rf: &[u8]) -> usize {
     rf.len() + 10
 }
 
-/// [`encode_row_run`] of a cell of the row the previous entry was of
-/// (`same_row`), written into a slice its caller sized by
-/// [`ROW_RUN_MAX_OVERHEAD`] and [`row_run_restart_bytes`]: the same bytes,
-/// without a `Vec`'s capacity check and length store per field. After a
-/// restart (`prev.key` empty) the row and family are written again.
+/// A row-run entry of a cell of the row `prev.key` holds; when it is
+/// empty (after a restart, or another row: see [`encode_row_run`]) the row
+/// and family are written again. Into a `Vec`, or a [`SliceWriter`](crate::codec::SliceWriter) its
+/// caller sized by [`ROW_RUN_MAX_OVERHEAD`] and [`row_run_restart_bytes`]
+/// (the flush's row path: no capacity check and length store per field).
 #[inline]
 pub(crate) fn encode_row_run_into(
     prev: &mut Prev,
-    out: &mut SliceWriter<'_>,
+    out: &mut impl ByteSink,
     rf: &[u8],
     (qualifier, ts, typ): (&[u8], u64, u8),
     seq: u64,
@@ -335,25 +314,26 @@ pub(crate) fn encode_row_run_into(
     if same_rf {
         flags |= SAME_ROW_FAMILY;
     }
-    out.u8(flags);
+    out.put_u8(flags);
     if !same_rf {
-        out.varint(rf.len() as u64);
-        out.bytes(rf);
+        out.put_varint(rf.len() as u64);
+        out.put_bytes(rf);
+        prev.key.clear();
         prev.key.extend_from_slice(rf);
     }
-    out.varint(qualifier.len() as u64);
-    out.varint(value.len() as u64);
+    out.put_varint(qualifier.len() as u64);
+    out.put_varint(value.len() as u64);
     if flags & SAME_SEQ == 0 {
-        out.varint(seq);
+        out.put_varint(seq);
     }
     if flags & SAME_TS == 0 {
-        out.varint(zigzag(ts.wrapping_sub(prev.ts) as i64));
+        out.put_varint(zigzag(ts.wrapping_sub(prev.ts) as i64));
     }
     if flags & SAME_TYPE == 0 {
-        out.u8(typ);
+        out.put_u8(typ);
     }
-    out.bytes(qualifier);
-    out.bytes(value);
+    out.put_bytes(qualifier);
+    out.put_bytes(value);
     prev.col_len = rf.len();
     prev.ts = ts;
     prev.typ = typ;
