@@ -8,6 +8,7 @@
 //! deletes or versions (see `scanner`).
 
 use crate::error::Result;
+use crate::storefile::{RowRunCopy, StoreFileWriter};
 use ferrobase_types::key;
 use std::cmp::Ordering;
 
@@ -42,5 +43,16 @@ pub trait CellIterator: Send {
     /// its row 53 times). `false`, the default, is always correct.
     fn row_kept(&self) -> bool {
         false
+    }
+    /// [`next`](Self::next) for a compaction that has just appended the
+    /// current entry to `writer`: a source that can, first copies the
+    /// following entries of the same row into `writer` verbatim, while
+    /// each is a put of a new column with a timestamp ≥ `min_ts`
+    /// (the store file writer's `copy_row_run`), and stops at the first entry it
+    /// did not copy. The default copies nothing, which is always correct.
+    fn next_copying(&mut self, writer: &mut StoreFileWriter, min_ts: u64) -> Result<RowRunCopy> {
+        let _ = (writer, min_ts);
+        self.next()?;
+        Ok(RowRunCopy::default())
     }
 }

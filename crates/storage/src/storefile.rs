@@ -43,7 +43,7 @@ mod writer;
 pub use fileinfo::FileInfo;
 pub use reader::StoreFileReader;
 pub use scanner::StoreFileScanner;
-pub use writer::StoreFileWriter;
+pub use writer::{RowRunCopy, StoreFileWriter};
 
 /// The on-disk format version this build writes. Version 3 writes NONE
 /// blocks as row runs (`encoding::Layout::RowRun`, block code 6); version 2

@@ -17,6 +17,15 @@
 //! time, by their parts ([`RowBatch`], `append_row`: the flush's path), so
 //! the writer compares a row once instead of every full key against the
 //! last, and keeps its books per row.
+//!
+//! A row that only one input holds (the merge knows: its row is below every
+//! other input's) is cheaper still: after each cell the compaction appends,
+//! that input copies the row's next cells into the output as its block's
+//! bytes, while each is a put of a new column that no rule drops
+//! ([`CellIterator::next_copying`]; the writer's `verbatim` module says
+//! why the bytes are the same). A load of distinct rows, where every flush
+//! holds rows no other file has, is compacted mostly that way: no merge
+//! step, no key parsed, nothing encoded per cell.
 
 use super::row_batch::RowBatch;
 use crate::error::Result;
@@ -38,6 +47,8 @@ pub enum CompactionKind {
 pub struct CompactionOutcome {
     pub read: u64,
     pub written: u64,
+    /// Of `written`, entries copied verbatim from an input's block.
+    pub verbatim: u64,
 }
 
 /// Streams `input` (positioned by this function) into `writer`, applying
@@ -66,6 +77,10 @@ pub fn compact_into(
     let mut prev: Option<(u64, u8)> = None;
     let mut prev_qualifier: Vec<u8> = Vec::new();
     let mut state = RowState::default();
+    // `direct`: the current row goes to the writer cell by cell, so that
+    // its source can copy its entries verbatim behind each (module docs).
+    let mut direct = false;
+    let copying = writer.copies_row_runs();
     input.seek_to_first()?;
     while input.valid() {
         outcome.read += 1;
@@ -95,6 +110,7 @@ pub fn compact_into(
             row.clear();
             row.extend_from_slice(k.row);
             begun = false;
+            direct = false;
         }
         prev = Some((k.timestamp, k.type_code));
         prev_qualifier.clear();
@@ -112,24 +128,54 @@ pub fn compact_into(
                 state.keep_major(&k, !same_row, family, ttl_cutoff, keep_deleted)
             }
         };
-        if keep {
-            // Whole rows, by the cells' parts: the writer compares each row
-            // once and keeps its books per row (the flush's path).
-            if !begun {
-                batch.start_row(k.row, writer)?;
-                begun = true;
-            }
-            let value = input.value();
-            batch.push(
-                (k.qualifier, k.timestamp, k.type_code),
-                input.seq(),
-                value,
-                writer,
-            )?;
-            outcome.written += 1;
-            pace((raw.len() + value.len()) as u64)?;
+        if !keep {
+            input.next()?;
+            continue;
         }
-        input.next()?;
+        if !begun {
+            // A row no other input holds goes cell by cell, copied where
+            // it can be; other rows go whole, by their cells' parts, so
+            // the writer compares each row once and keeps its books per
+            // row (the flush's path).
+            direct = copying && input.row_alone();
+            if direct {
+                batch.write_to(writer)?;
+                writer.begin_row(k.row)?;
+            } else {
+                batch.start_row(k.row, writer)?;
+            }
+            begun = true;
+        }
+        let value = input.value();
+        let parts = (k.qualifier, k.timestamp, k.type_code);
+        outcome.written += 1;
+        pace((raw.len() + value.len()) as u64)?;
+        if !direct {
+            batch.push(parts, input.seq(), value, writer)?;
+            input.next()?;
+            continue;
+        }
+        writer.append_cell(k.qualifier, k.timestamp, k.type_code, input.seq(), value)?;
+        if !state.masks_nothing() {
+            // After a family delete marker a put may be masked: no copying.
+            input.next()?;
+            continue;
+        }
+        let copied = input.next_copying(writer, ttl_cutoff)?;
+        if copied.entries > 0 {
+            // What the copied cells leave behind, as if read one by one:
+            // each was a put of a new column, kept.
+            outcome.read += copied.entries;
+            outcome.written += copied.entries;
+            outcome.verbatim += copied.entries;
+            pace(copied.bytes)?;
+            if let Some(last) = KeyRef::parse(writer.last_key()) {
+                prev = Some((last.timestamp, last.type_code));
+                prev_qualifier.clear();
+                prev_qualifier.extend_from_slice(last.qualifier);
+                state.copied_column(last.qualifier);
+            }
+        }
     }
     batch.write_to(writer)?;
     Ok(outcome)
@@ -157,6 +203,23 @@ struct RowState {
 }
 
 impl RowState {
+    /// No family delete marker of this row was seen: a put of a new column
+    /// is masked by nothing.
+    fn masks_nothing(&self) -> bool {
+        self.family_delete_ts.is_none() && self.family_version_deletes.is_empty()
+    }
+
+    /// The state [`keep_major`](Self::keep_major) would be in after keeping
+    /// a put that starts column `qualifier` (what a verbatim copy appends).
+    fn copied_column(&mut self, qualifier: &[u8]) {
+        self.qualifier.clear();
+        self.qualifier.extend_from_slice(qualifier);
+        self.column_started = true;
+        self.delete_column_ts = None;
+        self.version_deletes.clear();
+        self.puts_kept = 1;
+    }
+
     /// Whether the entry `k` survives a major compaction; `new_row`: it is
     /// the first entry of its row that got here.
     fn keep_major(

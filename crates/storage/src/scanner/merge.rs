@@ -17,6 +17,7 @@
 
 use crate::error::Result;
 use crate::iter::{CellIterator, compare_entries};
+use crate::storefile::{RowRunCopy, StoreFileWriter};
 use ferrobase_types::key;
 use std::cmp::Ordering;
 
@@ -139,6 +140,11 @@ impl MergingIterator {
         }
     }
 
+    /// True when no source but the current one holds the current row.
+    pub fn row_alone(&self) -> bool {
+        self.current.is_some() && (self.runner_up.is_none() || self.row_below_runner_up)
+    }
+
     fn cur(&self) -> Option<&dyn CellIterator> {
         self.current
             .and_then(|i| self.sources.get(i))
@@ -189,6 +195,23 @@ impl CellIterator for MergingIterator {
 
     fn row_kept(&self) -> bool {
         self.kept && self.cur().is_some_and(|c| c.row_kept())
+    }
+
+    /// Copies only while no other source has the current row (it is below
+    /// the runner-up's row): the copied entries then come next in the
+    /// merged order too, and no other source holds a cell that could
+    /// supersede them.
+    fn next_copying(&mut self, writer: &mut StoreFileWriter, min_ts: u64) -> Result<RowRunCopy> {
+        if !self.row_alone() {
+            self.next()?;
+            return Ok(RowRunCopy::default());
+        }
+        let copied = match self.current.and_then(|i| self.sources.get_mut(i)) {
+            Some(s) => s.next_copying(writer, min_ts)?,
+            None => RowRunCopy::default(),
+        };
+        self.repick();
+        Ok(copied)
     }
 }
 

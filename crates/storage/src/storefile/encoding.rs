@@ -69,7 +69,7 @@ pub(crate) const RESTART_INTERVAL: usize = 16;
 pub(crate) const ROW_RUN_RESTART_MAX: usize = 64;
 
 /// Bytes at the end of a key that are timestamp and type.
-const TS_TYPE_LEN: usize = 9;
+pub(crate) const TS_TYPE_LEN: usize = 9;
 
 const SAME_COLUMN: u8 = 0x01;
 const SAME_VLEN: u8 = 0x02;
@@ -78,7 +78,7 @@ const SAME_TS: u8 = 0x08;
 const SAME_TYPE: u8 = 0x10;
 const ALL_FLAGS: u8 = SAME_COLUMN | SAME_VLEN | SAME_SEQ | SAME_TS | SAME_TYPE;
 /// Row-run flag: row and family as in the previous entry.
-const SAME_ROW_FAMILY: u8 = 0x01;
+pub(crate) const SAME_ROW_FAMILY: u8 = 0x01;
 const ROW_RUN_FLAGS: u8 = SAME_ROW_FAMILY | SAME_SEQ | SAME_TS | SAME_TYPE;
 
 /// How the entries of one block are laid out: what a block footer's code

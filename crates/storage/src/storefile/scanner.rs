@@ -11,6 +11,7 @@
 
 use super::block::iterator::BlockIter;
 use super::reader::StoreFileReader;
+use super::writer::{RowRunCopy, StoreFileWriter};
 use crate::error::{Result, StorageError};
 use crate::iter::CellIterator;
 use bytes::Bytes;
@@ -143,6 +144,25 @@ impl CellIterator for StoreFileScanner {
         // A new block starts with a restart point, which repeats its row:
         // `false` there, as it should be.
         self.iter.row_kept()
+    }
+
+    fn next_copying(&mut self, writer: &mut StoreFileWriter, min_ts: u64) -> Result<RowRunCopy> {
+        let Some(i) = self.block else {
+            return Ok(RowRunCopy::default());
+        };
+        let mut copied = RowRunCopy::default();
+        self.guarded(|s| {
+            let corrupt = |w: String| {
+                let offset = s.reader.index().handle(i).map_or(0, |h| h.offset);
+                StorageError::corrupt(s.reader.path(), offset, format!("data block {i}: {w}"))
+            };
+            copied = writer.copy_row_run(&mut s.iter, min_ts, corrupt)?;
+            Ok(())
+        })?;
+        if copied.current_written {
+            self.next()?;
+        }
+        Ok(copied)
     }
 
     fn next(&mut self) -> Result<()> {

@@ -10,6 +10,9 @@
 
 mod row;
 mod stats;
+mod verbatim;
+
+pub use verbatim::RowRunCopy;
 
 use self::stats::EntryStats;
 use super::MAX_BLOCK_LEN;

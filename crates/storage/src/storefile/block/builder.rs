@@ -227,6 +227,31 @@ impl BlockBuilder {
         (!overflowed).then_some(taken)
     }
 
+    /// Entries since the last restart point.
+    pub fn since_restart(&self) -> usize {
+        self.since_restart
+    }
+
+    /// Appends `n` row-run entries verbatim: entries of another block that
+    /// continue the row of this block's last entry, encoded there behind
+    /// an entry with this one's sequence id, timestamp and type (so their
+    /// bytes are what [`add_row_run`](Self::add_row_run) would write), with
+    /// no restart point among them. `last`: the last one's sequence id,
+    /// timestamp, type and value length, which the next entry is encoded
+    /// against. The caller keeps the rules [`add_row_run`](Self::add_row_run)
+    /// follows: a non-empty row-run block, and fewer than
+    /// [`ROW_RUN_RESTART_MAX`] entries since the restart point.
+    pub fn add_verbatim(&mut self, bytes: &[u8], n: usize, last: (u64, u64, u8, usize)) {
+        let (seq, ts, typ, vlen) = last;
+        self.buf.extend_from_slice(bytes);
+        self.since_restart += n;
+        self.entries += n;
+        self.prev.seq = seq;
+        self.prev.ts = ts;
+        self.prev.typ = typ;
+        self.prev.vlen = vlen;
+    }
+
     /// Appends the footer and returns the finished payload; call
     /// [`reset`](Self::reset) before adding again.
     pub fn finish(&mut self) -> &[u8] {

@@ -237,6 +237,57 @@ impl BlockIter {
         &self.cur.key
     }
 
+    /// True when entries are row runs (NONE from format version 3 on).
+    pub fn is_row_run(&self) -> bool {
+        self.layout == Layout::RowRun
+    }
+
+    /// Where the next entry starts: the end of the current one.
+    pub fn next_pos(&self) -> usize {
+        self.next_pos
+    }
+
+    /// True when the next entry is in this block, is no restart point and
+    /// continues the current entry's row (its row-run flags say so): its
+    /// bytes depend only on the current entry's sequence id, timestamp
+    /// and type, so they can be copied verbatim behind an entry with the
+    /// same ones. Only for a row-run block.
+    pub fn continues_row_ahead(&self) -> bool {
+        self.valid
+            && self.layout == Layout::RowRun
+            && self.next_pos < self.entries_end
+            && self.next_pos < self.next_restart_at
+            && self
+                .data
+                .get(self.next_pos)
+                .is_some_and(|f| f & encoding::SAME_ROW_FAMILY != 0)
+    }
+
+    /// Where the current row-run entry's qualifier lies in the block: just
+    /// before its value (see `encoding`).
+    pub fn row_run_qualifier(&self) -> std::ops::Range<usize> {
+        let qlen = self
+            .cur
+            .key
+            .len()
+            .saturating_sub(self.cur.col_len + encoding::TS_TYPE_LEN);
+        self.value_start.saturating_sub(qlen)..self.value_start
+    }
+
+    /// Bytes `range` of the block's entries (empty if out of bounds).
+    pub fn entry_bytes(&self, range: std::ops::Range<usize>) -> &[u8] {
+        self.data
+            .get(..self.entries_end)
+            .and_then(|d| d.get(range))
+            .unwrap_or_default()
+    }
+
+    /// The current entry's timestamp, type code and value length, as the
+    /// decoder keeps them.
+    pub fn ts_type_vlen(&self) -> (u64, u8, usize) {
+        (self.cur.ts, self.cur.typ, self.cur.vlen)
+    }
+
     pub fn seq(&self) -> u64 {
         self.cur.seq
     }

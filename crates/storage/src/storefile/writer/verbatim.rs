@@ -1,0 +1,144 @@
+//! The writer's verbatim path: a compaction copies the cells of a row that
+//! comes from one input file as that file's bytes, without decoding them
+//! into parts and encoding them again.
+//!
+//! Why it is sound: in a row-run block (NONE, format version 3 on) an entry
+//! that continues its row depends on nothing but the previous entry's
+//! sequence id, timestamp and type (`encoding`). Once the writer has
+//! appended the input's current entry (same key, same sequence id), the
+//! input's next entries of that row are, byte for byte, what
+//! [`append_cell`](StoreFileWriter::append_cell) would write for them, as
+//! long as the writer would put no restart point and no block end among
+//! them. [`copy_row_run`](StoreFileWriter::copy_row_run) stops before
+//! either, so the file is the same as the one the cell path writes (the
+//! compactor's tests compare the bytes).
+//!
+//! ```text
+//! input block:  … [E0: row R, full] [E1 cont.] [E2 cont.] [E3 cont.] | restart …
+//! output block: … [E0: appended by parts] [E1 E2 E3: one copy]
+//! ```
+//!
+//! What it never does: copy an entry the compaction might drop. It takes
+//! only puts that start a new column and are not older than the caller's
+//! `min_ts`; anything else stops it, and the caller handles that entry.
+//! It does not check the copied entries' order: they are one row of one
+//! store file, whose writer checked it, and whose block passed its
+//! checksum.
+
+use super::stats::EntryStats;
+use super::{ENTRY_SLACK, PUT, StoreFileWriter};
+use crate::error::{Result, StorageError};
+use crate::storefile::MAX_BLOCK_LEN;
+use crate::storefile::block::iterator::BlockIter;
+use crate::storefile::encoding::ROW_RUN_RESTART_MAX;
+use ferrobase_types::BloomType;
+
+/// What [`StoreFileWriter::copy_row_run`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RowRunCopy {
+    /// Entries copied.
+    pub entries: u64,
+    /// Their key and value bytes (what a compaction's pace counts).
+    pub bytes: u64,
+    /// The iterator's current entry is one this writer has (copied, or the
+    /// one the caller appended): the caller moves past it.
+    pub current_written: bool,
+}
+
+impl StoreFileWriter {
+    /// True when this writer can take entries verbatim (row-run blocks,
+    /// and no ROWCOL Bloom filter, which needs every column's key).
+    pub fn copies_row_runs(&self) -> bool {
+        self.block.is_row_run() && self.bloom_type != BloomType::RowCol
+    }
+
+    /// The key of the last entry appended.
+    pub fn last_key(&self) -> &[u8] {
+        &self.last_key
+    }
+
+    /// Copies the entries after `it`'s current one that continue its row,
+    /// while each is a put of a new column with a timestamp ≥ `min_ts` and
+    /// the writer would put it in the same block with no restart before
+    /// it (module docs). Copies nothing unless the last entry appended is
+    /// `it`'s current entry (key and sequence id), appended after
+    /// [`begin_row`](Self::begin_row). Block errors are given to `corrupt`
+    /// to name.
+    pub(crate) fn copy_row_run(
+        &mut self,
+        it: &mut BlockIter,
+        min_ts: u64,
+        corrupt: impl Fn(String) -> StorageError,
+    ) -> Result<RowRunCopy> {
+        let mut done = RowRunCopy {
+            current_written: true,
+            ..RowRunCopy::default()
+        };
+        let Some((row_len, true)) = self.open_row else {
+            return Ok(done);
+        };
+        if !self.copies_row_runs()
+            || self.block.is_empty()
+            || !it.is_row_run()
+            || !it.valid()
+            || it.seq() != self.last_seq
+            || it.key() != self.last_key.as_slice()
+        {
+            return Ok(done);
+        }
+        let rf_len = self.row_key.len();
+        let base = self.block.size_estimate();
+        let since = self.block.since_restart();
+        let start = it.next_pos();
+        let mut end = start;
+        let mut n = 0usize;
+        let mut run = EntryStats::default();
+        let mut prev_qualifier = it.row_run_qualifier();
+        // The last entry taken: sequence id, timestamp, type, value length.
+        let mut last = None;
+        while since + n < ROW_RUN_RESTART_MAX && it.continues_row_ahead() {
+            it.next().map_err(&corrupt)?;
+            done.current_written = false;
+            let (ts, typ, vlen) = it.ts_type_vlen();
+            let qualifier = it.row_run_qualifier();
+            let key_len = it.key().len();
+            let new_column =
+                it.entry_bytes(qualifier.clone()) != it.entry_bytes(prev_qualifier.clone());
+            if typ != PUT
+                || ts < min_ts
+                || !new_column
+                || base + (end - start) + key_len + vlen + ENTRY_SLACK > MAX_BLOCK_LEN
+            {
+                break;
+            }
+            end = it.next_pos();
+            n += 1;
+            run.add((it.seq(), ts, typ), key_len, vlen);
+            done.bytes += (key_len + vlen) as u64;
+            done.current_written = true;
+            last = Some((it.seq(), ts, typ, vlen));
+            prev_qualifier = qualifier;
+            if base + (end - start) >= self.blocksize {
+                break;
+            }
+        }
+        let Some((seq, ts, typ, vlen)) = last else {
+            return Ok(done);
+        };
+        self.block
+            .add_verbatim(it.entry_bytes(start..end), n, (seq, ts, typ, vlen));
+        done.entries = n as u64;
+        let qualifier = it.entry_bytes(prev_qualifier);
+        self.last_key.truncate(rf_len);
+        self.last_key.extend_from_slice(qualifier);
+        self.last_key.extend_from_slice(&ts.to_be_bytes());
+        self.last_key.push(typ);
+        self.last_parts = Some((row_len, self.family.len(), qualifier.len(), ts, typ));
+        self.last_seq = seq;
+        self.stats.merge(&run);
+        if self.block.size_estimate() >= self.blocksize {
+            self.flush_block()?;
+        }
+        Ok(done)
+    }
+}
