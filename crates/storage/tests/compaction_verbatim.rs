@@ -201,3 +201,40 @@ fn verbatim_rows_write_the_same_file() {
         }
     }
 }
+
+/// A source copies nothing into a writer whose last entry is not the
+/// source's current one (another cell, or the same cell with another
+/// sequence id), and copies the rest of the row when it is.
+#[test]
+fn copying_needs_the_writers_last_entry_to_be_the_current_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let fam = family(DataBlockEncoding::None, BloomType::Row, 65536);
+    let src = dir.path().join("src");
+    let mut w = StoreFileWriter::create(&src, &fam, 0).unwrap();
+    let row = b"row".as_slice();
+    for q in 0..10u8 {
+        w.append(
+            &key::encode(row, b"cf", &[b'a' + q], 5, CellType::Put),
+            9,
+            b"v",
+        )
+        .unwrap();
+    }
+    w.finish().unwrap();
+    let reader = StoreFileReader::open(&src, None).unwrap();
+    let put = CellType::Put.code();
+    for (qualifier, seq, copies) in [(b"b", 9, 0), (b"a", 8, 0), (b"a", 9, 9)] {
+        let mut s = reader.scanner(false);
+        s.seek_to_first().unwrap();
+        let mut out = StoreFileWriter::create(&dir.path().join("out"), &fam, 0).unwrap();
+        out.begin_row(row).unwrap();
+        out.append_cell(qualifier, 5, put, seq, b"v").unwrap();
+        let copied = s.next_copying(&mut out, 0).unwrap();
+        assert_eq!(copied.entries, copies, "{qualifier:?} {seq}");
+        // Either way the source moved past the cell the writer has.
+        assert!(s.valid() != (copies == 9));
+        if copies == 0 {
+            assert_eq!(key::row_of(s.key()), Some(row));
+        }
+    }
+}
