@@ -611,6 +611,54 @@ pub(crate) fn decode_entry(
     })
 }
 
+/// Reads the row-run entry at `pos`, which must continue the row of the
+/// entry `cur` holds (SAME_ROW_FAMILY), without rebuilding its key: only
+/// `cur`'s sequence id, timestamp, type and value length change, and
+/// `cur.key` keeps the previous entry's key until the caller rebuilds it
+/// with [`rebuild_row_run_key`]. For a verbatim copy, which needs no key
+/// but the last. Returns where the qualifier starts, and what
+/// [`decode_entry`] returns.
+pub(crate) fn step_row_run(
+    cur: &mut Prev,
+    entries: &[u8],
+    pos: usize,
+) -> Result<(usize, Decoded), &'static str> {
+    let input = entries.get(pos..).ok_or("entry offset past the entries")?;
+    let mut c = Reader { buf: input, pos: 0 };
+    let max = input.len();
+    let flags = c.u8().ok_or("missing flags")?;
+    if flags & !ROW_RUN_FLAGS != 0 {
+        return Err("unknown row-run flags");
+    }
+    if flags & SAME_ROW_FAMILY == 0 || cur.key.is_empty() {
+        return Err("entry does not continue its row");
+    }
+    let qlen = c.len(max).ok_or("bad qualifier length")?;
+    cur.vlen = c.len(max).ok_or("bad value length")?;
+    read_changed_fields(&mut c, flags, cur)?;
+    let qualifier_start = pos + c.pos;
+    c.bytes(qlen).ok_or("qualifier overruns the block")?;
+    let value_start = pos + c.pos;
+    c.bytes(cur.vlen).ok_or("value overruns the block")?;
+    Ok((
+        qualifier_start,
+        Decoded {
+            value_start,
+            next: pos + c.pos,
+            same_row: true,
+        },
+    ))
+}
+
+/// Makes `cur.key` the key of the row-run entry [`step_row_run`] stepped
+/// onto, whose qualifier is `qualifier`.
+pub(crate) fn rebuild_row_run_key(cur: &mut Prev, qualifier: &[u8]) {
+    // `col_len <= key.len()`: a row run sets both together.
+    cur.key.truncate(cur.col_len);
+    cur.key.extend_from_slice(qualifier);
+    push_ts_type(cur);
+}
+
 /// Reads what [`put_changed_fields`] wrote into `cur`.
 #[inline(always)]
 fn read_changed_fields(c: &mut Reader<'_>, flags: u8, cur: &mut Prev) -> Result<(), &'static str> {
@@ -826,6 +874,62 @@ mod tests {
             decode_entry(Layout::RowRun, &mut cur, &[0x40], 0).err(),
             Some("unknown row-run flags")
         );
+    }
+
+    /// Stepping over a row's continuations leaves what decoding them does,
+    /// once the last key is rebuilt; it refuses what does not continue a
+    /// row, and garbage, with an error.
+    #[test]
+    #[allow(clippy::unwrap_used)]
+    fn stepping_in_a_row_matches_decoding() {
+        let mut entries = five_cells_of_one_row();
+        // A cell of another timestamp, type and sequence id, and a new row.
+        let row = [b'r'; 64];
+        entries.push((
+            key::encode(&row, b"f", b"q9", 5, CellType::Delete),
+            2,
+            b"x".to_vec(),
+        ));
+        entries.push((
+            key::encode(b"s", b"f", b"q", 5, CellType::Put),
+            2,
+            b"y".to_vec(),
+        ));
+        let mut prev = Prev::default();
+        let mut out = Vec::new();
+        for (k, s, v) in &entries {
+            encode_entry(Layout::RowRun, &mut prev, &mut out, (k, false), *s, v);
+        }
+        let (mut decoded, mut stepped) = (Prev::default(), Prev::default());
+        let first = decode_entry(Layout::RowRun, &mut decoded, &out, 0).unwrap();
+        decode_entry(Layout::RowRun, &mut stepped, &out, 0).unwrap();
+        let mut pos = first.next;
+        for _ in 1..entries.len() - 1 {
+            let d = decode_entry(Layout::RowRun, &mut decoded, &out, pos).unwrap();
+            let (q, s) = step_row_run(&mut stepped, &out, pos).unwrap();
+            assert_eq!(
+                (s.value_start, s.next, s.same_row),
+                (d.value_start, d.next, true)
+            );
+            assert_eq!(
+                (stepped.seq, stepped.ts, stepped.typ, stepped.vlen),
+                (decoded.seq, decoded.ts, decoded.typ, decoded.vlen)
+            );
+            rebuild_row_run_key(&mut stepped, out.get(q..s.value_start).unwrap());
+            assert_eq!(stepped.key, decoded.key);
+            pos = d.next;
+        }
+        // The new row's entry does not continue the row.
+        assert_eq!(
+            step_row_run(&mut stepped, &out, pos).err(),
+            Some("entry does not continue its row")
+        );
+        for bytes in [&[0xffu8; 12][..], &[1, 5, 0, 0], &[0x20], &[], &[1, 0x80]] {
+            assert!(step_row_run(&mut stepped, bytes, 0).is_err(), "{bytes:?}");
+        }
+        assert!(step_row_run(&mut stepped, &out, out.len() + 1).is_err());
+        stepped.reset();
+        assert!(step_row_run(&mut stepped, &out, first.next).is_err());
     }
 
     #[test]

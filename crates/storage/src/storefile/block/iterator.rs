@@ -263,6 +263,41 @@ impl BlockIter {
                 .is_some_and(|f| f & encoding::SAME_ROW_FAMILY != 0)
     }
 
+    /// Moves onto the next entry, which [`continues_row_ahead`](Self::continues_row_ahead)
+    /// said continues the row, without rebuilding its key: until
+    /// [`rebuild_key`](Self::rebuild_key), [`key`](Self::key) is the key
+    /// of an earlier entry of the row (a following [`next`](Self::next)
+    /// needs no more than that). Returns where the entry's qualifier lies.
+    pub fn step_in_row(&mut self) -> Result<std::ops::Range<usize>, String> {
+        let entries = self.data.get(..self.entries_end).unwrap_or_default();
+        match encoding::step_row_run(&mut self.cur, entries, self.next_pos) {
+            Ok((qualifier_start, d)) => {
+                self.value_start = d.value_start;
+                self.next_pos = d.next;
+                self.row_kept = true;
+                Ok(qualifier_start..d.value_start)
+            }
+            Err(what) => {
+                self.valid = false;
+                Err(format!(
+                    "{what} (entry at byte {} of the block)",
+                    self.next_pos
+                ))
+            }
+        }
+    }
+
+    /// Gives the entry [`step_in_row`](Self::step_in_row) moved onto its
+    /// key; `qualifier` is what that returned.
+    pub fn rebuild_key(&mut self, qualifier: std::ops::Range<usize>) {
+        let q = self
+            .data
+            .get(..self.entries_end)
+            .and_then(|d| d.get(qualifier))
+            .unwrap_or_default();
+        encoding::rebuild_row_run_key(&mut self.cur, q);
+    }
+
     /// Where the current row-run entry's qualifier lies in the block: just
     /// before its value (see `encoding`).
     pub fn row_run_qualifier(&self) -> std::ops::Range<usize> {

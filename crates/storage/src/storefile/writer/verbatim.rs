@@ -26,7 +26,7 @@
 //! checksum.
 
 use super::stats::EntryStats;
-use super::{ENTRY_SLACK, PUT, StoreFileWriter};
+use super::{ENTRY_SLACK, PUT, StoreFileWriter, TS_TYPE_LEN};
 use crate::error::{Result, StorageError};
 use crate::storefile::MAX_BLOCK_LEN;
 use crate::storefile::block::iterator::BlockIter;
@@ -97,11 +97,12 @@ impl StoreFileWriter {
         // The last entry taken: sequence id, timestamp, type, value length.
         let mut last = None;
         while since + n < ROW_RUN_RESTART_MAX && it.continues_row_ahead() {
-            it.next().map_err(&corrupt)?;
+            // Keys are not rebuilt while copying: only the last one is
+            // needed, and `last_key` is made from its parts below.
+            let qualifier = it.step_in_row().map_err(&corrupt)?;
             done.current_written = false;
             let (ts, typ, vlen) = it.ts_type_vlen();
-            let qualifier = it.row_run_qualifier();
-            let key_len = it.key().len();
+            let key_len = rf_len + qualifier.len() + TS_TYPE_LEN;
             let new_column =
                 it.entry_bytes(qualifier.clone()) != it.entry_bytes(prev_qualifier.clone());
             if typ != PUT
@@ -109,6 +110,8 @@ impl StoreFileWriter {
                 || !new_column
                 || base + (end - start) + key_len + vlen + ENTRY_SLACK > MAX_BLOCK_LEN
             {
+                // The caller takes this entry by its key.
+                it.rebuild_key(qualifier);
                 break;
             }
             end = it.next_pos();
