@@ -47,6 +47,8 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy (default members, all targets, -D warnings)"
 cargo clippy --all-targets -- -D warnings
+echo "== cargo doc (default members, no dependencies, -D warnings: broken intra-doc links fail)"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps
 echo "== cargo test"
 # Default members only: the RocksDB comparison crate is never built here.
 cargo test --no-fail-fast

@@ -88,7 +88,7 @@ pub struct LoadArgs {
     /// Create the table with K regions.
     #[arg(long, default_value_t = 1)]
     pub presplit: u32,
-    /// Table name (default bench_<shape>); dropped and re-created.
+    /// Table name (default bench_SHAPE); dropped and re-created.
     #[arg(long)]
     pub table: Option<String>,
     /// A running server (host:port); default: an embedded one on a temp dir.

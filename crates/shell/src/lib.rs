@@ -4,7 +4,7 @@
 //! - [`lexer`] and [`parser`]: the Ruby-ish command syntax;
 //! - [`value`]: arguments and their conversions;
 //! - [`commands`]: every command (DDL, DML, reads, tools, help);
-//! - [`format`]: HBase's output shapes;
+//! - [`format`](mod@format): HBase's output shapes;
 //! - [`session`]: a [`Shell`] that runs text against a server;
 //! - [`repl`]: interactive line editing, `-e`, files and stdin.
 //!

@@ -153,7 +153,7 @@ pub struct Wal {
 impl Wal {
     /// Opens (creating) the directory: validates every old segment (a torn
     /// tail of the last one is truncated and reported, any other bad record
-    /// is [`StorageError::Corrupt`]), rebuilds the per-segment bookkeeping,
+    /// is [`StorageError::Corrupt`](crate::StorageError::Corrupt)), rebuilds the per-segment bookkeeping,
     /// starts a new segment for appends and the ASYNC_WAL flusher thread.
     pub fn open(dir: &Path, opts: WalOptions) -> Result<Arc<Wal>> {
         Wal::open_on(Arc::new(LocalFs::as_given()), dir, opts)
@@ -277,7 +277,7 @@ impl Wal {
     }
 
     /// Syncs, stops the flusher thread and releases the directory; later
-    /// appends fail with [`StorageError::Closed`]. Idempotent.
+    /// appends fail with [`StorageError::Closed`](crate::StorageError::Closed). Idempotent.
     pub fn close(&self) -> Result<()> {
         let result = self.writer.close();
         self.tracker.close();

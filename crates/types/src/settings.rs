@@ -72,7 +72,7 @@ pub struct Definition {
 macro_rules! settings {
     ($( $(#[$m:meta])* $field:ident : $ty:ty = $default:expr, $name:literal, $doc:literal; )+) => {
         /// Every setting, typed. Build with [`Settings::default`] and
-        /// [`Settings::apply`].
+        /// [`Settings::apply_toml`] or [`Settings::set`].
         #[derive(Debug, Clone, PartialEq)]
         pub struct Settings { $( $(#[$m])* #[doc = $doc] pub $field: $ty, )+ }
 

@@ -14,7 +14,7 @@
 //! live in a file that is not an input.
 //!
 //! Each key is parsed once; survivors go to the writer a whole row at a
-//! time, by their parts ([`RowBatch`], `append_row`: the flush's path), so
+//! time, by their parts (`RowBatch`, `append_row`: the flush's path), so
 //! the writer compares a row once instead of every full key against the
 //! last, and keeps its books per row.
 //!

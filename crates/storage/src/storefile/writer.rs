@@ -139,7 +139,7 @@ impl StoreFileWriter {
     }
 
     /// Appends one entry. Entries must arrive in internal order
-    /// ([`compare_entries`]); a key that does not parse, names another
+    /// ([`compare_entries`](crate::iter::compare_entries)); a key that does not parse, names another
     /// family or arrives out of order is an `InvalidRequest`.
     pub fn append(&mut self, key: &[u8], seq: u64, value: &[u8]) -> Result<()> {
         let k = KeyRef::parse(key).ok_or_else(|| {

@@ -33,7 +33,7 @@ use crate::storefile::block::iterator::BlockIter;
 use crate::storefile::encoding::ROW_RUN_RESTART_MAX;
 use ferrobase_types::BloomType;
 
-/// What [`StoreFileWriter::copy_row_run`] did.
+/// What a verbatim copy (`StoreFileWriter::copy_row_run`) did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RowRunCopy {
     /// Entries copied.
