@@ -237,11 +237,6 @@ impl BlockIter {
         &self.cur.key
     }
 
-    /// True when entries are row runs (NONE from format version 3 on).
-    pub fn is_row_run(&self) -> bool {
-        self.layout == Layout::RowRun
-    }
-
     /// Where the next entry starts: the end of the current one.
     pub fn next_pos(&self) -> usize {
         self.next_pos

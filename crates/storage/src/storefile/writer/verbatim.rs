@@ -77,10 +77,10 @@ impl StoreFileWriter {
         let Some((row_len, true)) = self.open_row else {
             return Ok(done);
         };
+        // Cheapest first: rows of one cell (`single53`) stop at the second.
         if !self.copies_row_runs()
+            || !it.continues_row_ahead()
             || self.block.is_empty()
-            || !it.is_row_run()
-            || !it.valid()
             || it.seq() != self.last_seq
             || it.key() != self.last_key.as_slice()
         {
