@@ -562,10 +562,7 @@ pub(crate) fn decode_entry(
                 cur.key.truncate(cur.col_len);
                 same_row = true;
             }
-            let qlen = c.len(max).ok_or("bad qualifier length")?;
-            cur.vlen = c.len(max).ok_or("bad value length")?;
-            read_changed_fields(&mut c, flags, cur)?;
-            let qualifier = c.bytes(qlen).ok_or("qualifier overruns the block")?;
+            let qualifier = read_row_run_cell(&mut c, flags, cur)?;
             cur.key.extend_from_slice(qualifier);
             push_ts_type(cur);
         }
@@ -625,7 +622,6 @@ pub(crate) fn step_row_run(
 ) -> Result<(usize, Decoded), &'static str> {
     let input = entries.get(pos..).ok_or("entry offset past the entries")?;
     let mut c = Reader { buf: input, pos: 0 };
-    let max = input.len();
     let flags = c.u8().ok_or("missing flags")?;
     if flags & !ROW_RUN_FLAGS != 0 {
         return Err("unknown row-run flags");
@@ -633,12 +629,9 @@ pub(crate) fn step_row_run(
     if flags & SAME_ROW_FAMILY == 0 || cur.key.is_empty() {
         return Err("entry does not continue its row");
     }
-    let qlen = c.len(max).ok_or("bad qualifier length")?;
-    cur.vlen = c.len(max).ok_or("bad value length")?;
-    read_changed_fields(&mut c, flags, cur)?;
-    let qualifier_start = pos + c.pos;
-    c.bytes(qlen).ok_or("qualifier overruns the block")?;
+    let qualifier = read_row_run_cell(&mut c, flags, cur)?;
     let value_start = pos + c.pos;
+    let qualifier_start = value_start.saturating_sub(qualifier.len());
     c.bytes(cur.vlen).ok_or("value overruns the block")?;
     Ok((
         qualifier_start,
@@ -657,6 +650,21 @@ pub(crate) fn rebuild_row_run_key(cur: &mut Prev, qualifier: &[u8]) {
     cur.key.truncate(cur.col_len);
     cur.key.extend_from_slice(qualifier);
     push_ts_type(cur);
+}
+
+/// Reads a row-run entry's fields after its row and family part (lengths,
+/// changed fields) into `cur`, up to its value; returns its qualifier.
+#[inline(always)]
+fn read_row_run_cell<'a>(
+    c: &mut Reader<'a>,
+    flags: u8,
+    cur: &mut Prev,
+) -> Result<&'a [u8], &'static str> {
+    let max = c.buf.len();
+    let qlen = c.len(max).ok_or("bad qualifier length")?;
+    cur.vlen = c.len(max).ok_or("bad value length")?;
+    read_changed_fields(c, flags, cur)?;
+    c.bytes(qlen).ok_or("qualifier overruns the block")
 }
 
 /// Reads what [`put_changed_fields`] wrote into `cur`.

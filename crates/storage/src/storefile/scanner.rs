@@ -48,12 +48,7 @@ impl StoreFileScanner {
     }
 
     fn corrupt(&self, i: usize, what: String) -> StorageError {
-        let offset = self.reader.index().handle(i).map_or(0, |h| h.offset);
-        StorageError::corrupt(
-            self.reader.path(),
-            offset,
-            format!("data block {i}: {what}"),
-        )
+        corrupt_block(&self.reader, i, what)
     }
 
     /// Makes block `i` the current one (a no-op if it already is).
@@ -152,11 +147,9 @@ impl CellIterator for StoreFileScanner {
         };
         let mut copied = RowRunCopy::default();
         self.guarded(|s| {
-            let corrupt = |w: String| {
-                let offset = s.reader.index().handle(i).map_or(0, |h| h.offset);
-                StorageError::corrupt(s.reader.path(), offset, format!("data block {i}: {w}"))
-            };
-            copied = writer.copy_row_run(&mut s.iter, min_ts, corrupt)?;
+            // The iterator is borrowed mutably: name the block by the reader.
+            let reader = &s.reader;
+            copied = writer.copy_row_run(&mut s.iter, min_ts, |w| corrupt_block(reader, i, w))?;
             Ok(())
         })?;
         if copied.current_written {
@@ -178,4 +171,10 @@ impl CellIterator for StoreFileScanner {
             s.first_from(i + 1)
         })
     }
+}
+
+/// The error for data block `i` of `reader`'s file: `what` was wrong.
+fn corrupt_block(reader: &StoreFileReader, i: usize, what: String) -> StorageError {
+    let offset = reader.index().handle(i).map_or(0, |h| h.offset);
+    StorageError::corrupt(reader.path(), offset, format!("data block {i}: {what}"))
 }

@@ -315,9 +315,10 @@ impl StoreFileWriter {
         push_column_tail(&mut self.last_key, c);
     }
 
-    /// After [`append_row`](Self::append_row)'s loop: `last` is the last
-    /// entry, `run` what the loop appended besides the row's first cell.
-    fn settle_row(&mut self, last: &CellView<'_>, run: &EntryStats) {
+    /// After [`append_row`](Self::append_row)'s loop, or a verbatim copy:
+    /// `last` is the last entry, `run` what was appended besides the row's
+    /// first cell.
+    pub(super) fn settle_row(&mut self, last: &CellView<'_>, run: &EntryStats) {
         self.set_last_key(last);
         let row_len = self.open_row.map_or(0, |(len, _)| len);
         self.last_parts = Some((

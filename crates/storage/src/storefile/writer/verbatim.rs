@@ -27,6 +27,7 @@
 
 use super::stats::EntryStats;
 use super::{ENTRY_SLACK, PUT, StoreFileWriter, TS_TYPE_LEN};
+use crate::cell::CellView;
 use crate::error::{Result, StorageError};
 use crate::storefile::MAX_BLOCK_LEN;
 use crate::storefile::block::iterator::BlockIter;
@@ -74,7 +75,7 @@ impl StoreFileWriter {
             current_written: true,
             ..RowRunCopy::default()
         };
-        let Some((row_len, true)) = self.open_row else {
+        let Some((_, true)) = self.open_row else {
             return Ok(done);
         };
         // Cheapest first: rows of one cell (`single53`) stop at the second.
@@ -131,14 +132,14 @@ impl StoreFileWriter {
         self.block
             .add_verbatim(it.entry_bytes(start..end), n, (seq, ts, typ, vlen));
         done.entries = n as u64;
-        let qualifier = it.entry_bytes(prev_qualifier);
-        self.last_key.truncate(rf_len);
-        self.last_key.extend_from_slice(qualifier);
-        self.last_key.extend_from_slice(&ts.to_be_bytes());
-        self.last_key.push(typ);
-        self.last_parts = Some((row_len, self.family.len(), qualifier.len(), ts, typ));
-        self.last_seq = seq;
-        self.stats.merge(&run);
+        let last = CellView {
+            qualifier: it.entry_bytes(prev_qualifier),
+            timestamp: ts,
+            kind: typ,
+            seq,
+            value: &[],
+        };
+        self.settle_row(&last, &run);
         if self.block.size_estimate() >= self.blocksize {
             self.flush_block()?;
         }
