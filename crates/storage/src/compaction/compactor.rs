@@ -212,12 +212,18 @@ impl RowState {
     /// The state [`keep_major`](Self::keep_major) would be in after keeping
     /// a put that starts column `qualifier` (what a verbatim copy appends).
     fn copied_column(&mut self, qualifier: &[u8]) {
+        self.start_column(qualifier);
+        self.puts_kept = 1;
+    }
+
+    /// Starts column `qualifier`: nothing deleted or kept in it yet.
+    fn start_column(&mut self, qualifier: &[u8]) {
         self.qualifier.clear();
         self.qualifier.extend_from_slice(qualifier);
         self.column_started = true;
         self.delete_column_ts = None;
         self.version_deletes.clear();
-        self.puts_kept = 1;
+        self.puts_kept = 0;
     }
 
     /// Whether the entry `k` survives a major compaction; `new_row`: it is
@@ -248,12 +254,7 @@ impl RowState {
             return keep_deleted;
         }
         if !self.column_started || self.qualifier != k.qualifier {
-            self.qualifier.clear();
-            self.qualifier.extend_from_slice(k.qualifier);
-            self.column_started = true;
-            self.delete_column_ts = None;
-            self.version_deletes.clear();
-            self.puts_kept = 0;
+            self.start_column(k.qualifier);
         }
         match t {
             CellType::DeleteColumn => {
