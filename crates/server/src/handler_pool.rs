@@ -45,12 +45,9 @@ impl HandlerPool {
         self.rejected.load(Ordering::Relaxed)
     }
 
-    /// Runs `work` on a handler, or refuses it when the queue is full.
-    pub async fn run<T, F>(&self, work: F) -> Result<T>
-    where
-        T: Send + 'static,
-        F: FnOnce() -> Result<T> + Send + 'static,
-    {
+    /// Counts a call in, or refuses it when every handler is busy and the
+    /// queue is full.
+    fn admit(&self) -> Result<Admission<'_>> {
         if self.admitted.fetch_add(1, Ordering::SeqCst) >= self.limit {
             self.admitted.fetch_sub(1, Ordering::SeqCst);
             self.rejected.fetch_add(1, Ordering::Relaxed);
@@ -62,7 +59,25 @@ impl HandlerPool {
                 ),
             ));
         }
-        let _admission = Admission(&self.admitted);
+        Ok(Admission(&self.admitted))
+    }
+
+    /// Runs short, non-blocking `work` (a point read on a local root) on
+    /// the calling thread: it is admitted like any call, but skips the
+    /// hand-off to a handler thread, whose wake-ups cost more than the
+    /// read itself.
+    pub fn run_here<T>(&self, work: impl FnOnce() -> Result<T>) -> Result<T> {
+        let _admission = self.admit()?;
+        work()
+    }
+
+    /// Runs `work` on a handler, or refuses it when the queue is full.
+    pub async fn run<T, F>(&self, work: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce() -> Result<T> + Send + 'static,
+    {
+        let _admission = self.admit()?;
         let _permit = self
             .handlers
             .clone()

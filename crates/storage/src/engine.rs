@@ -175,6 +175,13 @@ impl Engine {
         &self.shared.settings
     }
 
+    /// True when store file reads are local `pread`s (see
+    /// [`Storage::reads_are_local`]): a point read then takes microseconds
+    /// and may run where it was received.
+    pub fn reads_are_local(&self) -> bool {
+        self.shared.fs.reads_are_local()
+    }
+
     /// The shared block cache.
     pub fn cache(&self) -> &Arc<BlockCache> {
         &self.shared.cache

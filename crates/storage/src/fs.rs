@@ -124,6 +124,14 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// one (a local `flock`); `None` where it has not, which in
     /// distributed mode is covered by the etcd lease and the fence.
     fn lock_dir(&self, dir: &Path) -> Result<Option<Box<dyn Send + Sync>>>;
+
+    /// True when a positional read is a local `pread` (at worst a disk
+    /// seek), so that a point read may run on an RPC thread instead of
+    /// being handed to a handler thread. Remote roots (S3) answer false:
+    /// their reads wait on the network.
+    fn reads_are_local(&self) -> bool {
+        false
+    }
 }
 
 /// Opens the storage a `--root` URL names: a plain path or `file://` URL

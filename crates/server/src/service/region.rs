@@ -31,11 +31,22 @@ macro_rules! handle {
 impl region_server_server::RegionServer for RegionService {
     async fn get(&self, req: Request<pb::GetRequest>) -> R<pb::RowsResponse> {
         let req = req.into_inner();
-        handle!(self, |rs| {
+        let work = move |rs: &RegionServer| {
             let rows = req.rows.len() as u32;
-            crate::read_path::get(&rs, req.region_id, &req.rows, req.spec.as_ref())
+            crate::read_path::get(rs, req.region_id, &req.rows, req.spec.as_ref())
                 .map(|cells| pb::RowsResponse { cells, rows })
-        })
+        };
+        if self.0.engine().reads_are_local() {
+            // A get reads at most one block per store file: on a local
+            // root it runs here rather than on a handler thread.
+            return self
+                .0
+                .pool()
+                .run_here(|| work(&self.0))
+                .map(Response::new)
+                .map_err(Status::from);
+        }
+        handle!(self, |rs| work(&rs))
     }
 
     async fn mutate(&self, req: Request<pb::MutateRequest>) -> R<pb::Empty> {

@@ -86,6 +86,10 @@ fn tmp_path(path: &Path) -> PathBuf {
 }
 
 impl Storage for LocalFs {
+    fn reads_are_local(&self) -> bool {
+        true
+    }
+
     fn url(&self) -> String {
         if self.root.as_os_str().is_empty() {
             return "file:// (paths as given)".to_string();
