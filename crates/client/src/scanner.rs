@@ -76,10 +76,14 @@ impl ResultScanner {
             0 => s.client_scanner_caching.min(u64::from(u32::MAX)) as u32,
             n => n,
         };
+        let mut close = false;
         if self.scan.limit > 0 {
-            // No point fetching more rows than the limit leaves.
+            // No point fetching more rows than the limit leaves; when one
+            // call can return them all, an opening call asks the server to
+            // keep no scanner once it has (see `ScanRequest.close`).
             let left = self.scan.limit.saturating_sub(self.returned).max(1);
             caching = caching.min(left.min(u64::from(u32::MAX)) as u32);
+            close = scanner_id == 0 && u64::from(caching) >= left;
         }
         pb::ScanRequest {
             region_id,
@@ -92,7 +96,7 @@ impl ResultScanner {
                 0 => s.client_scanner_max_result_size,
                 n => n,
             },
-            close: false,
+            close,
             reversed: self.scan.reversed,
         }
     }

@@ -146,7 +146,7 @@ pub fn scan(rs: &RegionServer, req: pb::ScanRequest) -> Result<ScanReply> {
         region.scan(&scan)?
     };
     let f = fetch(&mut scanner, &mut state, &req)?;
-    let scanner_id = if f.more && !req.close {
+    let scanner_id = if crate::scanner_leases::keeps_lease(&req, f.more, f.rows) {
         rs.scanners().register_with(scanner, req.region_id, state)
     } else {
         0

@@ -296,7 +296,7 @@ impl RegionServer {
             scan.stop_row = stop;
             let mut scanner = r.scan(&scan)?;
             let (cells, rows, more) = fetch(&mut scanner)?;
-            let scanner_id = if more && !req.close {
+            let scanner_id = if crate::scanner_leases::keeps_lease(&req, more, rows) {
                 self.scanners.register(scanner, req.region_id)
             } else {
                 0

@@ -9,7 +9,7 @@
 
 use crate::error::{Result, ServerError};
 use crate::read_path::ScanState;
-use ferrobase_proto::ErrorCode;
+use ferrobase_proto::{ErrorCode, pb};
 use ferrobase_storage::RegionScanner;
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -133,4 +133,15 @@ impl ScannerLeases {
     pub fn reap_all(&self) {
         self.open.lock().clear();
     }
+}
+
+/// Whether a scan's opening call leaves a scanner lease behind: when the
+/// region has more rows, unless the client asked to close (`close` on an
+/// open: it wants at most `caching` rows, a limit) and the call returned
+/// them all. A call cut short by `max_result_size` or a filter keeps its
+/// lease even then, so the client can continue. A short scan (YCSB E, a
+/// shell `LIMIT`) thus costs one round trip and no lease.
+pub fn keeps_lease(req: &pb::ScanRequest, more: bool, rows: u32) -> bool {
+    let limit_reached = req.close && req.caching > 0 && rows >= req.caching;
+    more && !limit_reached
 }

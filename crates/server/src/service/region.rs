@@ -27,18 +27,37 @@ macro_rules! handle {
     }};
 }
 
+/// Rows a get (a multi-get) may name and still run on the RPC thread.
+const SHORT_GET_ROWS: usize = 100;
+
+/// Rows a scan call may ask for and still run on the RPC thread.
+const SHORT_SCAN_ROWS: u32 = 1_000;
+
+/// An unfiltered, forward scan opened for at most [`SHORT_SCAN_ROWS`] rows
+/// (YCSB E's, a shell `LIMIT`): bounded work like a get. A filtered call
+/// may examine many rows it does not return, so it goes to a handler.
+fn is_short_plain_scan(req: &pb::ScanRequest) -> bool {
+    req.scanner_id == 0
+        && !req.close
+        && !req.reversed
+        && (1..=SHORT_SCAN_ROWS).contains(&req.caching)
+        && req.spec.as_ref().is_none_or(|s| s.filter.trim().is_empty())
+}
+
 #[tonic::async_trait]
 impl region_server_server::RegionServer for RegionService {
     async fn get(&self, req: Request<pb::GetRequest>) -> R<pb::RowsResponse> {
         let req = req.into_inner();
+        let short = req.rows.len() <= SHORT_GET_ROWS;
         let work = move |rs: &RegionServer| {
             let rows = req.rows.len() as u32;
             crate::read_path::get(rs, req.region_id, &req.rows, req.spec.as_ref())
                 .map(|cells| pb::RowsResponse { cells, rows })
         };
-        if self.0.engine().reads_are_local() {
-            // A get reads at most one block per store file: on a local
-            // root it runs here rather than on a handler thread.
+        if short && self.0.engine().reads_are_local() {
+            // A get reads at most one block per store file and row: on a
+            // local root a few rows' worth runs here rather than on a
+            // handler thread.
             return self
                 .0
                 .pool()
@@ -83,13 +102,19 @@ impl region_server_server::RegionServer for RegionService {
 
     async fn scan(&self, req: Request<pb::ScanRequest>) -> R<pb::ScanResponse> {
         let req = req.into_inner();
-        let rs = self.0.clone();
-        let reply = self
-            .0
-            .pool()
-            .run(move || crate::read_path::scan(&rs, req))
-            .await
-            .map_err(Status::from)?;
+        let reply = if self.0.engine().reads_are_local() && is_short_plain_scan(&req) {
+            // Like a get: a few blocks read on the RPC thread.
+            self.0
+                .pool()
+                .run_here(|| crate::read_path::scan(&self.0, req))
+        } else {
+            let rs = self.0.clone();
+            self.0
+                .pool()
+                .run(move || crate::read_path::scan(&rs, req))
+                .await
+        }
+        .map_err(Status::from)?;
         let mut response = Response::new(reply.response);
         if reply.filter_done {
             response.metadata_mut().insert(
