@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test of ferrobase on a fresh machine: installs what the tests
-# need, then format check, lints, and the whole test suite.
+# need, then the docs check, format check, lints, and the whole test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -43,6 +43,8 @@ fi
 # workspace); CI machines have limited disk.
 export CARGO_INCREMENTAL=0
 
+echo "== docs check (no session wording, no citations outside the repository, README ≤ 500 lines)"
+./scripts/check-docs.sh
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy (default members, all targets, -D warnings)"

@@ -24,7 +24,7 @@ pub struct BenchArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum BenchCommand {
-    /// Load rows of a WORKLOADS.md shape (the seeds' SendData tool).
+    /// Load rows of a benchmark data shape (the seed studies' SendData tool).
     Load(LoadArgs),
     /// Run a seed experiment (a sweep), write NAME.json and NAME.svg.
     Experiment(ExperimentArgs),

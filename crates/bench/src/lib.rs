@@ -4,7 +4,8 @@
 //! - [`target`]: the server a run drives: an embedded standalone server on a
 //!   temporary directory, or a running cluster (`--server`). A run never
 //!   leaves an embedded server running, whatever way it ends.
-//! - [`rowspec`]: WORKLOADS.md shapes with the seeds' knobs on top (column
+//! - [`rowspec`]: the data shapes of docs/workloads.md with the seed
+//!   experiments' knobs on top (column
 //!   count, qualifier length, value size).
 //! - [`load`]: the load tool: one generator range per client thread, a
 //!   write buffer per thread, latency per buffer flush, RPC and stall counts.

@@ -1,6 +1,7 @@
-//! Rows of a WORKLOADS.md shape with the seeds' knobs on top, for the
-//! experiments of SEEDS 000 §1.5–1.7 (qualifier length, value size, column
-//! count). With no knob set, a row is exactly the shape's row.
+//! Rows of a data shape (docs/workloads.md) with the seed experiments' knobs
+//! on top, for tests 5–7 of the HBase 0.94 write-tuning study
+//! (docs/experiments.md: qualifier length, value size, column count). With
+//! no knob set, a row is exactly the shape's row.
 //!
 //! The knobs apply in this order to the shape's row `i`:
 //! 1. `value_size` B (fixed-size shapes only; `kv` and `ycsb` take it as

@@ -13,7 +13,8 @@ use ferrobase_server::Standalone;
 use ferrobase_types::Settings;
 use serde::Serialize;
 
-/// The server-side stall counters (DESIGN rule 4), a snapshot.
+/// The server-side stall counters (docs/architecture.md, design rule 4), a
+/// snapshot.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Stalls {
     pub blocked_writes: u64,

@@ -1,5 +1,6 @@
-//! A first load generator (until `ferrobase bench`): writes rows of a
-//! WORKLOADS.md shape through BufferedMutators against a running server.
+//! A small load generator (`ferrobase bench load` is the full one): writes
+//! rows of a data shape (docs/workloads.md) through BufferedMutators
+//! against a running server.
 //!
 //! `cargo run --release -p ferrobase-client --example load -- ADDR [ROWS] [THREADS] [BUFFER_BYTES] [DURABILITY] [SHAPE] [REGIONS]`
 //! defaults: 2000000 rows, 8 threads, 4 MiB, ASYNC_WAL, log9, 1 region.

@@ -1,8 +1,9 @@
 //! [`BufferedMutator`]: buffers row mutations and sends them in batches.
 //!
-//! The buffer is counted in encoded bytes (`RowMutation::encoded_size`,
-//! DESIGN rule 7) and flushed when it reaches `hbase.client.write.buffer`,
-//! every `hbase.client.write.buffer.periodicflush.timeout.ms`, on
+//! The buffer is counted in encoded bytes (`RowMutation::encoded_size`;
+//! docs/architecture.md, design rule 7) and flushed when it reaches
+//! `hbase.client.write.buffer`, every
+//! `hbase.client.write.buffer.periodicflush.timeout.ms`, on
 //! [`flush`](BufferedMutator::flush) and on [`close`](BufferedMutator::close).
 //! A mutation that fails for good is never dropped silently: it comes back,
 //! with its error, from the next `mutate`, `flush` or `close`.

@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 /// How far a write must get before it is acknowledged, in the terms of
-/// `WORKLOADS.md`'s mapping (ASYNC ≙ WAL on, `sync=false`; FSYNC ≙
+/// docs/workloads.md's mapping (ASYNC ≙ WAL on, `sync=false`; FSYNC ≙
 /// `sync=true`; SKIP ≙ `disable_wal`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WalMode {
@@ -64,7 +64,7 @@ pub trait KvEngine: Sync {
 }
 
 /// The settings both engines run with (ours' defaults; RocksDB gets the
-/// same numbers, as `WORKLOADS.md` asks).
+/// same numbers, as docs/workloads.md says).
 #[derive(Clone, Debug)]
 pub struct Config {
     /// `hbase.hregion.memstore.flush.size` ≙ RocksDB `write_buffer_size`.

@@ -1,5 +1,5 @@
 //! `ferrobase-compare`: our region engine against RocksDB, in one process,
-//! on the data shapes of `WORKLOADS.md`. See README.md.
+//! on the data shapes of docs/workloads.md. See crates/compare/README.md.
 //!
 //! For each workload, each engine runs in turn (open, work, flush, close);
 //! then one JSON line per workload goes to stdout:
@@ -52,7 +52,8 @@ enum Workload {
     GetZipf,
     Scan,
     LoadGps60,
-    /// SEEDS 002's shapes: the same 751 value bytes per row as one cell
+    /// The one-column against 53-column study's shapes (docs/experiments.md):
+    /// the same 751 value bytes per row as one cell
     /// (`single53`) or 53 (`wide53`). Their ratio per engine shows what the
     /// per-cell data model costs, whatever the server around it.
     LoadSingle53,

@@ -1,4 +1,4 @@
-//! RocksDB through `WORKLOADS.md`'s mapping: one key per cell,
+//! RocksDB through the key-value mapping of docs/workloads.md: one key per cell,
 //! `row ‖ 0x00 ‖ family ‖ 0x00 ‖ qualifier ‖ (u64::MAX − ts)` big-endian,
 //! one `WriteBatch` per row, a row read as a prefix iteration.
 

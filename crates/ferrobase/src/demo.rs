@@ -1,9 +1,10 @@
 //! `ferrobase demo`: the engine end to end on one data directory.
 //!
-//! Loads rows of a WORKLOADS.md shape into a one-region table with several
-//! writer threads, reads a sample back with gets, scans everything, flushes,
-//! major-compacts and prints what the engine counted. Running it again on
-//! the same directory first reports the rows that survived the restart.
+//! Loads rows of a data shape (docs/workloads.md) into a one-region table
+//! with several writer threads, reads a sample back with gets, scans
+//! everything, flushes, major-compacts and prints what the engine counted.
+//! Running it again on the same directory first reports the rows that
+//! survived the restart.
 
 use crate::progress::Progress;
 use anyhow::{Context, bail};

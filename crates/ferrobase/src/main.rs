@@ -31,7 +31,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Open the engine on a data directory, load rows of a WORKLOADS.md
+    /// Open the engine on a data directory, load rows of a benchmark data
     /// shape, flush, compact, read them back and print what happened.
     Demo(demo::DemoArgs),
     /// Run master, region server and meta in one process on a local data

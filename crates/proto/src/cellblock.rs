@@ -1,7 +1,7 @@
 //! Cell blocks: rows of cells as compact bytes inside gRPC messages.
 //!
-//! DESIGN rule 6: a row key and a family are written once per row, not once
-//! per cell. A block is a sequence of rows:
+//! A row key and a family are written once per row, not once per cell
+//! (docs/architecture.md, design rule 6). A block is a sequence of rows:
 //!
 //! ```text
 //! row      := varint(len) bytes  u8(durability)  varint(n_families) family*

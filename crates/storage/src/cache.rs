@@ -1,6 +1,6 @@
 //! The process-wide block cache: decoded store file blocks keyed by
 //! `(reader id, block offset)`, bounded in bytes, shared by every region and
-//! thread of the process (DESIGN rule 8).
+//! thread of the process (docs/architecture.md, design rule 8).
 //!
 //! It is a [`quick_cache::sync::Cache`] with a byte weighter. quick_cache's
 //! admission is S3-FIFO/CLOCK-Pro-like: a new block enters a small "cold"

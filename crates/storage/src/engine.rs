@@ -11,7 +11,8 @@
 //! regions pinning the oldest WAL segment).
 //!
 //! Global memstore accounting is one atomic counter updated by each write
-//! and flush (DESIGN rule 2), never a walk over regions on the write path.
+//! and flush (docs/architecture.md, design rule 2), never a walk over
+//! regions on the write path.
 
 mod pools;
 mod stats;

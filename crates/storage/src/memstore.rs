@@ -3,12 +3,13 @@
 //! A memstore is a lock-free skip list of *rows* (plain byte order, which
 //! is the cell order of rows), each holding its cells sorted in internal
 //! order (`crate::iter`) under a small lock ([`row::RowCells`]); plus O(1)
-//! size accounting in atomics (DESIGN rule 2: no walk over regions or
-//! entries to learn a size). Two levels instead of one skip list of cells:
-//! a 9-cell row mutation costs one skip-list search instead of nine, and
-//! the row comparisons are plain `memcmp`s. It is never flushed in
+//! size accounting in atomics (docs/architecture.md, design rule 2: no walk
+//! over regions or entries to learn a size). Two levels instead of one skip
+//! list of cells: a 9-cell row mutation costs one skip-list search instead
+//! of nine, and the row comparisons are plain `memcmp`s. It is never flushed in
 //! place: the region swaps a whole [`MemStoreSet`] for a fresh one and
-//! writes the old one out while writers continue (DESIGN rule 1).
+//! writes the old one out while writers continue (docs/architecture.md,
+//! design rule 1).
 //!
 //! This module must never do I/O and never decide visibility beyond the
 //! MVCC read point: deletes and versions are the scanner's job.

@@ -8,8 +8,8 @@
 //! Concurrency: `state` holds the memstores and file lists. Writers insert
 //! under its *read* lock (shared among writers); flush and compaction take
 //! the *write* lock only to swap pointers, so a flush never stops writers
-//! for longer than a pointer swap (DESIGN rule 1). Readers clone the `Arc`s
-//! they need and never hold the lock while reading.
+//! for longer than a pointer swap (docs/architecture.md, design rule 1).
+//! Readers clone the `Arc`s they need and never hold the lock while reading.
 //!
 //! A region never talks to the network and never blocks a writer without a
 //! bound: backpressure waits at most `hbase.hstore.blockingWaitTime`.

@@ -149,8 +149,8 @@ pub fn first_on_column(row: &[u8], family: &[u8], qualifier: &[u8]) -> Vec<u8> {
 /// Appends a *column key*: an encoded key without its row part
 /// (`famlen family qualifier ts type`, the bytes after `2 + rowlen`). A
 /// memstore row keeps its cells' column keys only, so a 53-column row does
-/// not hold its row 53 times (DESIGN rule 6); `rowlen row ‖ column key` is
-/// the full key.
+/// not hold its row 53 times (docs/architecture.md, design rule 6);
+/// `rowlen row ‖ column key` is the full key.
 #[inline]
 pub fn encode_column_into(
     out: &mut Vec<u8>,

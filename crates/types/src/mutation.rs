@@ -224,8 +224,8 @@ impl RowMutation {
     }
 
     /// Bytes this mutation takes on the wire and in the WAL, roughly: the row
-    /// once plus each cell's column and value (DESIGN rule 6; the client's
-    /// write buffer counts this, not a heap size).
+    /// once plus each cell's column and value (docs/architecture.md, design
+    /// rule 6; the client's write buffer counts this, not a heap size).
     pub fn encoded_size(&self) -> usize {
         self.row.len()
             + 4

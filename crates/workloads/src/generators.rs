@@ -20,7 +20,7 @@
 //!
 //! Differences from YCSB, all invisible at a fixed item count: YCSB's
 //! `fnvhash64` takes `abs` of the hash where this crate masks the sign bit
-//! (as `WORKLOADS.md`'s `ycsb_key` does); when the item count grows, η is
+//! (as `ycsb_key` of docs/workloads.md does); when the item count grows, η is
 //! recomputed with the new count (YCSB keeps the initial one); [`Latest`]
 //! can return the newest item itself (YCSB's returns 1..=newest); ζ of a
 //! large count is computed with an Euler–Maclaurin expansion instead of a

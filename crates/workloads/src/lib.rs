@@ -1,4 +1,4 @@
-//! Deterministic benchmark data: the shapes of `WORKLOADS.md` and YCSB's
+//! Deterministic benchmark data: the shapes of docs/workloads.md and YCSB's
 //! key-choice distributions.
 //!
 //! Every benchmark of the project (the `ferrobase bench` tool, the RocksDB
@@ -7,8 +7,8 @@
 //! is a pure function of its row number `i` (0-based): no input file, no
 //! global state, the same bytes on every machine and in every thread.
 //!
-//! - [`fnv`], [`ycsb_key`] and [`text`] are the shared helpers of
-//!   `WORKLOADS.md`, bit for bit.
+//! - [`fnv`], [`ycsb_key`] and [`text`] are the helpers of
+//!   docs/workloads.md, bit for bit.
 //! - [`Shape`] names a data shape (`log9`, `gps60`, `vehicle15`, `kv`,
 //!   `wide53`, `single53`, `ycsb`) and generates row `i` as a
 //!   [`GeneratedRow`]: a row key and its `(qualifier, value)` cells, all in
@@ -18,9 +18,12 @@
 //!   scrambled Zipfian, latest, hotspot) over item numbers, seeded and
 //!   reproducible ([`rand_chacha`]).
 //!
-//! # Choices this crate makes where `WORKLOADS.md` leaves room
+//! # Details the shapes' origins leave open
 //!
-//! - **`vehicle15`**. The seed's sample line
+//! The choices this crate makes, which docs/workloads.md states as rules:
+//!
+//! - **`vehicle15`**. The HBase 0.94 write-tuning study's sample line
+//!   (docs/experiments.md)
 //!   `京EA31276 1640751143 CAM14357485 2 2 5 0 1 0 2016-01-2309:25:01 20160123092501023 JGJ59034 0 0`
 //!   has 14 tokens for 15 fields; the 15th (`f14`) is `0` like `f12` and
 //!   `f13`. With `h = fnv(i)`, row `i` has:

@@ -1,11 +1,11 @@
-//! The data shapes of `WORKLOADS.md`: row `i` of each, as a row key and its
-//! cells.
+//! The benchmark data shapes (docs/workloads.md): row `i` of each, as a row
+//! key and its cells.
 
 use crate::row::GeneratedRow;
 use crate::{fnv, push_decimal, push_padded, text_into, ycsb_key_into};
 use std::fmt;
 
-/// A benchmark data shape (see the crate docs and `WORKLOADS.md`).
+/// A benchmark data shape (see the crate docs and docs/workloads.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Shape {
     /// Access logs: `ycsb_key(i)`, 9 cells `c0`..`c8` of 10–19 bytes.

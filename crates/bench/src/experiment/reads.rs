@@ -1,6 +1,7 @@
-//! The read experiments: SEEDS 003 (random reads, Zipfian 0.8 and
-//! uniform, block cache on/off) and 004 (BLOCKSIZE; compression ×
-//! data block encoding). Each loads its tables, flushes and major-compacts
+//! The read experiments (docs/experiments.md): the Hypertable against HBase
+//! 0.90 study's random reads (Zipfian 0.8 and uniform, block cache on/off)
+//! and the HBase column-family design study (BLOCKSIZE; compression × data
+//! block encoding). Each loads its tables, flushes and major-compacts
 //! them so reads go to store files, reads, and drops the tables.
 
 use super::{Comparison, Ctx, Report, int};
@@ -101,7 +102,8 @@ fn reads(
     }
 }
 
-/// SEEDS 003: gets of 1 KB rows, Zipfian 0.8 and uniform, cache on/off.
+/// The Hypertable against HBase 0.90 study (docs/experiments.md): gets of
+/// 1 KB rows, Zipfian 0.8 and uniform, cache on/off.
 pub async fn random_read(ctx: &Ctx) -> Result<Report> {
     let mut rep = Report::new(
         "random-read",
@@ -139,8 +141,9 @@ pub async fn random_read(ctx: &Ctx) -> Result<Report> {
     Ok(rep)
 }
 
-/// SEEDS 004: BLOCKSIZE 16/64/128 KiB, get and scan throughput, relative
-/// to 64 KiB (the seed's figures are relative too).
+/// The HBase column-family design study (docs/experiments.md): BLOCKSIZE
+/// 16/64/128 KiB, get and scan throughput, relative to 64 KiB (the study's
+/// figures are relative too).
 pub async fn block_size(ctx: &Ctx) -> Result<Report> {
     let mut rep = Report::new(
         "block-size",
@@ -186,7 +189,8 @@ pub async fn block_size(ctx: &Ctx) -> Result<Report> {
         og.push(l.clone(), g / base.0.max(1e-9));
         os.push(l.clone(), s / base.1.max(1e-9));
     }
-    // SEEDS 004: 64 K vs 16 K: get −13 %, scan +33 %; 128 K vs 64 K: get −22 %, scan +7 %.
+    // The column-family design study (docs/experiments.md): 64 K vs 16 K:
+    // get −13 %, scan +33 %; 128 K vs 64 K: get −22 %, scan +7 %.
     let mut hg = Series::new("HBase get (SEEDS 004)");
     let mut hs = Series::new("HBase scan (SEEDS 004)");
     for (l, g, s) in [
@@ -239,8 +243,9 @@ async fn store_file_bytes(t: &Target, table: &str) -> Result<u64> {
         .sum())
 }
 
-/// SEEDS 004: compression × data block encoding: on-disk size, get and
-/// scan throughput, CPU seconds.
+/// The HBase column-family design study (docs/experiments.md): compression
+/// × data block encoding: on-disk size, get and scan throughput, CPU
+/// seconds.
 pub async fn compression_encoding(ctx: &Ctx) -> Result<Report> {
     let mut rep = Report::new(
         "compression-encoding",

@@ -1,14 +1,14 @@
-//! SEEDS 000 §1.4: write throughput with 1, 2 and 3 region servers. Each
-//! point starts a fresh [`LocalCluster`] (etcd, a master, N region server
-//! processes), loads a table pre-split into 6 regions (2, 3 or 6 a
-//! server), reads back how the regions and writes were spread, and stops
-//! the cluster.
+//! Test 4 of the HBase 0.94 write-tuning study (docs/experiments.md): write
+//! throughput with 1, 2 and 3 region servers. Each point starts a fresh
+//! [`LocalCluster`] (etcd, a master, N region server processes), loads a
+//! table pre-split into 6 regions (2, 3 or 6 a server), reads back how the
+//! regions and writes were spread, and stops the cluster.
 //!
 //! On a 2-core machine the region servers, the client and etcd share the
 //! same cores, so more servers cannot mean more CPU: the figures show what
 //! spreading costs or gains on fixed hardware (more RPCs and smaller
 //! batches per server, against more WALs and queues working in parallel),
-//! not the scaling the seed measured on 5 machines. The report says so.
+//! not the scaling the study measured on 5 machines. The report says so.
 
 use super::{Ctx, Report, int};
 use crate::chart::Series;

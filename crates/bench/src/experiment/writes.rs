@@ -1,6 +1,8 @@
-//! The write experiments: SEEDS 000 §1.1–1.7 (WAL, handlers, write buffer ×
-//! threads, qualifier length, value size, column count), 001 (flush and
-//! compaction pools), 002 (one column vs 53) and 003's random writes.
+//! The write experiments (docs/experiments.md): tests 1–3 and 5–7 of the
+//! HBase 0.94 write-tuning study (WAL, handlers, write buffer × threads,
+//! qualifier length, value size, column count), the HBase 0.94 write-stall
+//! study (flush and compaction pools), the one-column against 53-column
+//! study and the Hypertable against HBase 0.90 study's random writes.
 //! Each point is one [`run_load`]; the table is dropped afterwards.
 //!
 //! The seeds loaded billions of rows with 10–12 MB client buffers; at our
@@ -90,7 +92,8 @@ fn spec(rows: RowSpec, n: u64, threads: usize, buffer: u64, durability: Durabili
     }
 }
 
-/// SEEDS 000 §1.1: durability SKIP/ASYNC/SYNC/FSYNC at 4 and 16 threads.
+/// Test 1 of the HBase 0.94 write-tuning study: durability SKIP/ASYNC/SYNC/FSYNC
+/// at 4 and 16 threads.
 pub async fn wal(ctx: &Ctx) -> Result<Report> {
     let mut rep = Report::new(
         "wal",
@@ -136,7 +139,8 @@ pub async fn wal(ctx: &Ctx) -> Result<Report> {
     Ok(rep)
 }
 
-/// SEEDS 000 §1.2: `hbase.regionserver.handler.count` 1…256, a fresh
+/// Test 2 of the HBase 0.94 write-tuning study: `hbase.regionserver.handler.count`
+/// 1…256, a fresh
 /// embedded server per point.
 pub async fn handlers(ctx: &Ctx) -> Result<Report> {
     let mut rep = Report::new(
@@ -171,7 +175,8 @@ pub async fn handlers(ctx: &Ctx) -> Result<Report> {
     Ok(rep)
 }
 
-/// SEEDS 000 §1.3: write buffer 1…16 MiB × threads 1…16.
+/// Test 3 of the HBase 0.94 write-tuning study: write buffer 1…16 MiB × threads
+/// 1…16.
 pub async fn write_buffer(ctx: &Ctx) -> Result<Report> {
     let mut rep = Report::new(
         "write-buffer",
@@ -202,7 +207,8 @@ pub async fn write_buffer(ctx: &Ctx) -> Result<Report> {
     Ok(rep)
 }
 
-/// SEEDS 000 §1.5: qualifier length 1…16 bytes, 60 columns.
+/// Test 5 of the HBase 0.94 write-tuning study: qualifier length 1…16 bytes, 60
+/// columns.
 pub async fn qualifier_length(ctx: &Ctx) -> Result<Report> {
     let mut rep = Report::new(
         "qualifier-length",
@@ -233,7 +239,8 @@ pub async fn qualifier_length(ctx: &Ctx) -> Result<Report> {
     Ok(rep)
 }
 
-/// SEEDS 000 §1.6: values of 26/126/526/1026 bytes, 60 columns, 4 threads.
+/// Test 6 of the HBase 0.94 write-tuning study: values of 26/126/526/1026 bytes,
+/// 60 columns, 4 threads.
 pub async fn value_size(ctx: &Ctx) -> Result<Report> {
     let mut rep = Report::new(
         "value-size",
@@ -265,7 +272,8 @@ pub async fn value_size(ctx: &Ctx) -> Result<Report> {
     Ok(rep)
 }
 
-/// SEEDS 000 §1.7: 1…120 columns at constant bytes per row, 10 threads.
+/// Test 7 of the HBase 0.94 write-tuning study: 1…120 columns at constant bytes
+/// per row, 10 threads.
 pub async fn column_count(ctx: &Ctx) -> Result<Report> {
     let mut rep = Report::new(
         "column-count",
@@ -296,7 +304,8 @@ pub async fn column_count(ctx: &Ctx) -> Result<Report> {
     Ok(rep)
 }
 
-/// SEEDS 001: flush and compaction pools and blockingStoreFiles under a
+/// The HBase 0.94 write-stall study (docs/experiments.md): flush and
+/// compaction pools and blockingStoreFiles under a
 /// load that forces many flushes (4 MiB memstores).
 pub async fn flush_compaction_threads(ctx: &Ctx) -> Result<Report> {
     let mut rep = Report::new(
@@ -370,7 +379,8 @@ pub async fn flush_compaction_threads(ctx: &Ctx) -> Result<Report> {
     Ok(rep)
 }
 
-/// SEEDS 002: `single53` vs `wide53`, 10 threads, WAL on, 5 MiB buffer.
+/// The one-column against 53-column study (docs/experiments.md):
+/// `single53` vs `wide53`, 10 threads, WAL on, 5 MiB buffer.
 pub async fn single_vs_multi(ctx: &Ctx) -> Result<Report> {
     let mut rep = Report::new(
         "single-vs-multi-column",
@@ -449,7 +459,8 @@ pub async fn single_vs_multi(ctx: &Ctx) -> Result<Report> {
     Ok(rep)
 }
 
-/// SEEDS 003: random writes of `kv` with 10/100/1000/10000-byte values.
+/// The Hypertable against HBase 0.90 study (docs/experiments.md): random
+/// writes of `kv` with 10/100/1000/10000-byte values.
 pub async fn random_write_value_size(ctx: &Ctx) -> Result<Report> {
     let mut rep = Report::new(
         "random-write-value-size",

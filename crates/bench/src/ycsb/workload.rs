@@ -208,8 +208,8 @@ impl Workload {
         format!("field{j}").into_bytes()
     }
 
-    /// The value of field `j` of record `keynum` (WORKLOADS.md's `ycsb`
-    /// shape).
+    /// The value of field `j` of record `keynum` (the `ycsb` shape of
+    /// docs/workloads.md).
     pub fn value(&self, keynum: u64, j: usize) -> Vec<u8> {
         text(
             fnv(keynum

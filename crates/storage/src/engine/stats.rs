@@ -7,7 +7,8 @@ use crate::wal::WalStats;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-/// Live stall counters (DESIGN rule 4: a metric for every stall).
+/// Live stall counters (docs/architecture.md, design rule 4: a metric for
+/// every stall).
 #[derive(Default, Debug)]
 pub struct StallCounters {
     /// Writes that had to wait for memory (region or global limit).

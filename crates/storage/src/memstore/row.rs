@@ -8,11 +8,12 @@
 //! from the run when needed (a few varints). The arena keeps what all its
 //! cells share: the mutation's sequence id and the time that "latest"
 //! timestamps mean. Nothing of a key is encoded on insert: the row is the
-//! arena's head, the family is the memstore's (DESIGN rule 6: a cell never
-//! stores its row again; a 53-column row of 64-byte keys would otherwise
-//! hold 3.4 KB of copies of its key). Keys are built only when cells leave
-//! the memstore for a scan ([`collect`](RowCells::collect)); a flush hands
-//! the store file writer the parts ([`CellView`]). Small slots matter
+//! arena's head, the family is the memstore's (docs/architecture.md,
+//! design rule 6: a cell never stores its row again; a 53-column row of
+//! 64-byte keys would otherwise hold 3.4 KB of copies of its key). Keys
+//! are built only when cells leave the memstore for a scan
+//! ([`collect`](RowCells::collect)); a flush hands the store file writer
+//! the parts ([`CellView`]). Small slots matter
 //! beyond memory: the memstore's size decides when it flushes, and a wide
 //! row charged 40 bytes a cell flushed (and compacted) twice as often.
 //!

@@ -46,7 +46,8 @@ impl Region {
     /// while a store has `hbase.hstore.blockingStoreFiles` files, for
     /// compaction to catch up — but at most `blockingWaitTime`, and not
     /// at all once writers are blocked on this region's memstore: blocking
-    /// writers because of file count is the stall SEEDS 001 measured.
+    /// writers because of file count is the stall the HBase 0.94
+    /// write-stall study measured (docs/experiments.md).
     pub(crate) fn run_queued_flush(&self) -> Result<()> {
         self.flush_requested.store(false, Ordering::Release);
         if self.is_closed() {

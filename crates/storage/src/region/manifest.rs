@@ -13,9 +13,9 @@
 //! JSON     := {"flushed_seq":u64, "max_seq":u64, "next_file_id":u64,
 //!              "stores":{"<family>":["<file name>", … newest last]}}
 //! ```
-//! One manifest per region rather than per store (DESIGN says per store):
-//! a flush publishes every family's new file and the flushed sequence id in
-//! one rename, so replay never has to reconcile stores that disagree.
+//! One manifest per region rather than one per store: a flush publishes
+//! every family's new file and the flushed sequence id in one rename, so
+//! replay never has to reconcile stores that disagree.
 //!
 //! Epochs fence a previous owner that is paused rather than dead (its
 //! regions reopened elsewhere, see `docs/failover.md`). Opening a region

@@ -191,10 +191,10 @@ impl Region {
         Ok(self.get(&get)?.first().map(|c| c.timestamp))
     }
 
-    /// Backpressure (DESIGN rules 2–4): waits while this region's memstore
-    /// is above `block.multiplier × flush.size` or the process is above its
-    /// global memstore limit, asking for flushes; fails with "region too
-    /// busy" after `hbase.hstore.blockingWaitTime`.
+    /// Backpressure (docs/architecture.md, design rules 2–4): waits while
+    /// this region's memstore is above `block.multiplier × flush.size` or
+    /// the process is above its global memstore limit, asking for flushes;
+    /// fails with "region too busy" after `hbase.hstore.blockingWaitTime`.
     fn wait_for_memory(&self) -> Result<()> {
         let block_at = self.shared.settings().memstore_block_size();
         let over = |r: &Region| {

@@ -6,7 +6,8 @@
 //! Block path: block cache → else `read_at` the frame, check its CRC,
 //! decompress, and (if asked) insert the *decompressed but still encoded*
 //! payload into the cache: compressed families cache decompressed blocks,
-//! encoded families cache encoded blocks (DESIGN rule 8, HBase's rule).
+//! encoded families cache encoded blocks (docs/architecture.md, design
+//! rule 8, HBase's rule).
 //!
 //! The reader never trusts a length or offset from disk before checking it
 //! against the file size and the other sections, and reports every failed

@@ -26,7 +26,7 @@
 //! never panics on input bytes. Every read goes through [`Cursor`] or
 //! [`CellRun::parse`], every count is bounded by the bytes left, so garbage
 //! costs no allocation. Row and family are written once per edit, never
-//! per cell (DESIGN rule 6).
+//! per cell (docs/architecture.md, design rule 6).
 
 use super::{WalEdit, WalFamily};
 use crate::codec::{Cursor, put_varint};
