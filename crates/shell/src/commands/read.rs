@@ -137,7 +137,8 @@ pub async fn get(shell: &mut Shell, args: &[Value], out: &mut String) -> Result<
     for c in &r.cells {
         shell.fmt.row(&column(c), &cell_text(c), out);
     }
-    rows(r.cells.len() as u64, out);
+    // HBase 2's shell counts the row, not its cells.
+    rows(u64::from(!r.cells.is_empty()), out);
     Ok(Reply::timed())
 }
 
