@@ -67,6 +67,14 @@ fn execute_file_and_stdin_modes() {
     );
     assert!(out.contains("value=v\\x00\n1 row(s)\nTook "), "{out}");
 
+    // status 'detailed' carries the server's block cache counters.
+    let o = shell(&addr, &["-e", "status 'detailed'"], None);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = text(&o);
+    assert!(out.contains("blockCacheHitCount="), "{out}");
+    assert!(out.contains("blockCacheHitRatio="), "{out}");
+    assert!(!out.contains("blockCacheCapacityMB=0\n"), "{out}");
+
     // The first error stops the run: r2 is never written.
     let o = shell(
         &addr,

@@ -158,7 +158,16 @@ impl RegionServer {
             .collect();
         regions.sort_by(|a, b| a.name.cmp(&b.name));
         let stats = self.engine.stats();
+        let cache = self.engine.cache().stats();
         pb::ServerLoad {
+            block_cache: Some(pb::BlockCacheStats {
+                hits: cache.hits,
+                misses: cache.misses,
+                evictions: cache.evictions,
+                size_bytes: cache.size_bytes,
+                capacity_bytes: cache.capacity_bytes,
+                blocks: cache.entries,
+            }),
             server: self.address(),
             regions,
             global_memstore_bytes: stats.global_memstore_bytes,

@@ -105,6 +105,24 @@ pub async fn status(
                     st.compactions
                 );
             }
+            if let Some(c) = &s.block_cache {
+                let lookups = c.hits + c.misses;
+                let ratio = if lookups == 0 {
+                    0.0
+                } else {
+                    c.hits as f64 * 100.0 / lookups as f64
+                };
+                let _ = writeln!(
+                    out,
+                    "        blockCacheHitCount={}, blockCacheMissCount={}, blockCacheHitRatio={ratio:.2}%, blockCacheEvictionCount={}, blockCacheCount={}, blockCacheSizeMB={}, blockCacheCapacityMB={}",
+                    c.hits,
+                    c.misses,
+                    c.evictions,
+                    c.blocks,
+                    mb(c.size_bytes),
+                    mb(c.capacity_bytes)
+                );
+            }
             for r in &s.regions {
                 let _ = writeln!(out, "        \"{}\":", r.name);
                 let _ = writeln!(
