@@ -13,8 +13,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     files.sort();
     let fds = protox::compile(&files, ["proto"])?;
-    prost_build::Config::new()
-        .bytes(["."])
-        .compile_fds(fds)?;
+    prost_build::Config::new().bytes(["."]).compile_fds(fds)?;
     Ok(())
 }
