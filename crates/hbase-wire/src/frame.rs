@@ -728,14 +728,16 @@ mod tests {
         encode_request(&mut out, 1, "Get", &pb::EmptyMsg {}, None).unwrap();
         let expected: &[u8] = &[
             0, 0, 0, 11, // total length: 1 + 9 + 1
-            9,    // varint length of the RequestHeader
+            9,  // varint length of the RequestHeader
             0x08, 1, // call_id = 1
             0x1a, 3, b'G', b'e', b't', // method_name = "Get"
             0x20, 1, // request_param = true
             0, // the (empty) param, varint-delimited
         ];
         assert_eq!(&out[..], expected);
-        let call = decode_request(&mut out, DEFAULT_MAX_FRAME).unwrap().unwrap();
+        let call = decode_request(&mut out, DEFAULT_MAX_FRAME)
+            .unwrap()
+            .unwrap();
         assert_eq!(call.call_id(), 1);
         assert_eq!(call.method(), "Get");
         assert_eq!(call.param.as_deref(), Some(&[][..]));
@@ -748,7 +750,7 @@ mod tests {
         encode_request(&mut out, 2, "Multi", &pb::EmptyMsg {}, Some(b"CELLS")).unwrap();
         let expected: &[u8] = &[
             0, 0, 0, 22, // total: 1 + 15 + 1 + 5
-            15,   // header length: 2 + 7 + 2 + 4
+            15, // header length: 2 + 7 + 2 + 4
             0x08, 2, // call_id = 2
             0x1a, 5, b'M', b'u', b'l', b't', b'i', // method_name = "Multi"
             0x20, 1, // request_param = true
@@ -757,7 +759,9 @@ mod tests {
             b'C', b'E', b'L', b'L', b'S', // the cell block
         ];
         assert_eq!(&out[..], expected);
-        let call = decode_request(&mut out, DEFAULT_MAX_FRAME).unwrap().unwrap();
+        let call = decode_request(&mut out, DEFAULT_MAX_FRAME)
+            .unwrap()
+            .unwrap();
         assert_eq!(call.cell_block.as_deref(), Some(&b"CELLS"[..]));
     }
 
@@ -767,9 +771,14 @@ mod tests {
         encode_response(&mut out, 7, &pb::GetResponse::default(), None).unwrap();
         // total 4: header {call_id: 7} delimited (3 bytes), empty message (1)
         assert_eq!(&out[..], &[0, 0, 0, 4, 2, 0x08, 7, 0]);
-        let r = decode_response(&mut out, DEFAULT_MAX_FRAME).unwrap().unwrap();
+        let r = decode_response(&mut out, DEFAULT_MAX_FRAME)
+            .unwrap()
+            .unwrap();
         assert_eq!(r.call_id(), 7);
-        assert_eq!(r.decode_message::<pb::GetResponse>().unwrap(), pb::GetResponse::default());
+        assert_eq!(
+            r.decode_message::<pb::GetResponse>().unwrap(),
+            pb::GetResponse::default()
+        );
 
         let e = pb::ExceptionResponse {
             exception_class_name: Some("X".into()),
@@ -779,16 +788,21 @@ mod tests {
         encode_exception(&mut out, NO_CALL_ID, &e).unwrap();
         let expected: &[u8] = &[
             0, 0, 0, 14, // total length
-            13,   // header length
+            13, // header length
             0x08, 0xff, 0xff, 0xff, 0xff, 0x0f, // call_id = 0xFFFFFFFF (HBase's -1)
             0x12, 5, // exception: 5 bytes
             0x0a, 1, b'X', // exception_class_name = "X"
             0x28, 1, // do_not_retry = true
         ];
         assert_eq!(&out[..], expected);
-        let r = decode_response(&mut out, DEFAULT_MAX_FRAME).unwrap().unwrap();
+        let r = decode_response(&mut out, DEFAULT_MAX_FRAME)
+            .unwrap()
+            .unwrap();
         assert_eq!(r.message, None);
-        assert_eq!(r.decode_message::<pb::GetResponse>().unwrap_err().unwrap(), e);
+        assert_eq!(
+            r.decode_message::<pb::GetResponse>().unwrap_err().unwrap(),
+            e
+        );
     }
 
     #[test]
@@ -804,7 +818,9 @@ mod tests {
         encode_response_head(&mut two, 3, &msg, 10).unwrap();
         two.extend_from_slice(b"0123456789");
         assert_eq!(one, two);
-        let r = decode_response(&mut one, DEFAULT_MAX_FRAME).unwrap().unwrap();
+        let r = decode_response(&mut one, DEFAULT_MAX_FRAME)
+            .unwrap()
+            .unwrap();
         assert_eq!(r.decode_message::<pb::ScanResponse>().unwrap(), msg);
         assert_eq!(r.cell_block.as_deref(), Some(&b"0123456789"[..]));
     }
@@ -818,7 +834,14 @@ mod tests {
             ..Default::default()
         };
         encode_connection_header(&mut wire, &header).unwrap();
-        encode_request(&mut wire, 1, "IsMasterRunning", &pb::IsMasterRunningRequest {}, None).unwrap();
+        encode_request(
+            &mut wire,
+            1,
+            "IsMasterRunning",
+            &pb::IsMasterRunningRequest {},
+            None,
+        )
+        .unwrap();
         let req = pb::GetTableStateRequest {
             table_name: crate::names::TableName::parse("ns:t").unwrap().to_pb(),
         };
@@ -855,14 +878,26 @@ mod tests {
             WireError::UnsupportedAuth { code: 7 }
         );
         // A known but refused method: KERBEROS on a SIMPLE-only server.
-        let err = ServerDecoder::default().decode(&mut buf(b"HBas\x00\x51")).unwrap_err();
+        let err = ServerDecoder::default()
+            .decode(&mut buf(b"HBas\x00\x51"))
+            .unwrap_err();
         assert_eq!(err, WireError::UnsupportedAuth { code: 81 });
-        let err = ServerDecoder::default().decode(&mut buf(b"PRI * HTTP/2.0")).unwrap_err();
+        let err = ServerDecoder::default()
+            .decode(&mut buf(b"PRI * HTTP/2.0"))
+            .unwrap_err();
         assert_eq!(err, WireError::BadMagic { found: *b"PRI " });
-        assert!(err.to_string().contains("Expected HEADER=HBas but received HEADER=PRI "));
-        assert_eq!(err.exception().class, crate::ExceptionClass::FatalConnection);
+        assert!(
+            err.to_string()
+                .contains("Expected HEADER=HBas but received HEADER=PRI ")
+        );
         assert_eq!(
-            WireError::UnsupportedVersion { version: 1 }.exception().class,
+            err.exception().class,
+            crate::ExceptionClass::FatalConnection
+        );
+        assert_eq!(
+            WireError::UnsupportedVersion { version: 1 }
+                .exception()
+                .class,
             crate::ExceptionClass::WrongVersion
         );
         // Fewer than six bytes: wait.
@@ -876,7 +911,10 @@ mod tests {
             b.extend_from_slice(&len.to_be_bytes());
             let cap = b.capacity();
             let err = decode_request(&mut b, DEFAULT_MAX_FRAME).unwrap_err();
-            assert!(matches!(err, WireError::FrameTooLarge { len: l, .. } if l == u64::from(len)), "{err}");
+            assert!(
+                matches!(err, WireError::FrameTooLarge { len: l, .. } if l == u64::from(len)),
+                "{err}"
+            );
             assert_eq!(err.exception().class, crate::ExceptionClass::RequestTooBig);
             assert_eq!(b.capacity(), cap, "nothing was reserved");
             assert!(decode_connection_header(&mut b.clone(), DEFAULT_MAX_FRAME).is_err());
@@ -886,14 +924,19 @@ mod tests {
         let mut b = buf(&[0, 0, 1, 0]);
         assert!(matches!(
             decode_request(&mut b, 255),
-            Err(WireError::FrameTooLarge { len: 256, max: 255, .. })
+            Err(WireError::FrameTooLarge {
+                len: 256,
+                max: 255,
+                ..
+            })
         ));
     }
 
     #[test]
     fn lengths_inside_a_frame_are_checked() {
         // Header length 100 in a 3-byte frame.
-        let err = decode_request(&mut buf(&[0, 0, 0, 3, 100, 0x08, 1]), DEFAULT_MAX_FRAME).unwrap_err();
+        let err =
+            decode_request(&mut buf(&[0, 0, 0, 3, 100, 0x08, 1]), DEFAULT_MAX_FRAME).unwrap_err();
         assert_eq!(
             err,
             WireError::Truncated {
@@ -919,7 +962,14 @@ mod tests {
         frame.extend_from_slice(&body);
         let err = decode_request(&mut frame, DEFAULT_MAX_FRAME).unwrap_err();
         assert!(
-            matches!(err, WireError::Truncated { what: "cell block", needed: 100, available: 10 }),
+            matches!(
+                err,
+                WireError::Truncated {
+                    what: "cell block",
+                    needed: 100,
+                    available: 10
+                }
+            ),
             "{err}"
         );
         // Bytes after everything the header announced.
@@ -932,7 +982,8 @@ mod tests {
             Err(WireError::TrailingBytes { count: 2, .. })
         ));
         // A varint that never ends.
-        let err = decode_request(&mut buf(&[0, 0, 0, 2, 0xff, 0xff]), DEFAULT_MAX_FRAME).unwrap_err();
+        let err =
+            decode_request(&mut buf(&[0, 0, 0, 2, 0xff, 0xff]), DEFAULT_MAX_FRAME).unwrap_err();
         assert!(matches!(err, WireError::BadVarint { .. }), "{err}");
         // A missing parameter is not a framing error.
         let mut out = BytesMut::new();
@@ -942,7 +993,9 @@ mod tests {
             ..Default::default()
         };
         encode_frame_head::<_, pb::EmptyMsg>(&mut out, &h, None, 0, "request").unwrap();
-        let call = decode_request(&mut out, DEFAULT_MAX_FRAME).unwrap().unwrap();
+        let call = decode_request(&mut out, DEFAULT_MAX_FRAME)
+            .unwrap()
+            .unwrap();
         let err = call.decode_param::<pb::GetRequest>().unwrap_err();
         assert!(!err.is_fatal());
         assert!(err.to_string().contains("call 4 (Get)"), "{err}");
@@ -972,11 +1025,17 @@ mod tests {
     fn registry_preamble_ends_the_connection() {
         let mut d = ServerDecoder::default();
         let mut b = buf(b"RegistHBas\x00\x50");
-        assert_eq!(d.decode(&mut b).unwrap(), Some(ServerEvent::RegistryPreamble));
+        assert_eq!(
+            d.decode(&mut b).unwrap(),
+            Some(ServerEvent::RegistryPreamble)
+        );
         assert_eq!(d.decode(&mut b).unwrap(), None);
         let mut d = ServerDecoder::default();
         let mut b = buf(b"SecuriHBas\x00\x50");
-        assert_eq!(d.decode(&mut b).unwrap(), Some(ServerEvent::SecurityPreamble));
+        assert_eq!(
+            d.decode(&mut b).unwrap(),
+            Some(ServerEvent::SecurityPreamble)
+        );
         assert_eq!(d.decode(&mut b).unwrap(), None);
         assert!(b.is_empty(), "the real preamble follows");
     }
@@ -1007,20 +1066,31 @@ mod tests {
                 prop_assert!(b.is_empty());
                 prop_assert_eq!(call.call_id(), call_id);
                 prop_assert_eq!(call.method(), method.as_str());
-                prop_assert_eq!(call.decode_param::<pb::BytesBytesPair>().unwrap(), param_msg.clone());
+                prop_assert_eq!(
+                    call.decode_param::<pb::BytesBytesPair>().unwrap(),
+                    param_msg.clone()
+                );
                 prop_assert_eq!(call.cell_block.as_deref(), block.as_deref());
 
                 let mut out = BytesMut::new();
                 if exception {
-                    let e = crate::HBaseException::new(crate::ExceptionClass::TableNotFound, method.clone());
+                    let e = crate::HBaseException::new(
+                        crate::ExceptionClass::TableNotFound,
+                        method.clone(),
+                    );
                     encode_exception(&mut out, call_id, &e.to_response()).unwrap();
                 } else {
                     encode_response(&mut out, call_id, &param_msg, block.as_deref()).unwrap();
                 }
-                let r = decode_response(&mut out, DEFAULT_MAX_FRAME).unwrap().unwrap();
+                let r = decode_response(&mut out, DEFAULT_MAX_FRAME)
+                    .unwrap()
+                    .unwrap();
                 prop_assert_eq!(r.call_id(), call_id);
                 if exception {
-                    let e = r.decode_message::<pb::BytesBytesPair>().unwrap_err().unwrap();
+                    let e = r
+                        .decode_message::<pb::BytesBytesPair>()
+                        .unwrap_err()
+                        .unwrap();
                     prop_assert_eq!(e.do_not_retry, Some(true));
                 } else {
                     prop_assert_eq!(r.decode_message::<pb::BytesBytesPair>().unwrap(), param_msg);
