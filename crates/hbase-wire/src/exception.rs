@@ -227,3 +227,160 @@ impl From<&pb::NameBytesPair> for RemoteException {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn class_names_and_retry_flags_are_hbases() {
+        use ExceptionClass as C;
+        for (class, name, do_not_retry) in [
+            (
+                C::NotServingRegion,
+                "org.apache.hadoop.hbase.NotServingRegionException",
+                false,
+            ),
+            (
+                C::RegionMoved,
+                "org.apache.hadoop.hbase.exceptions.RegionMovedException",
+                false,
+            ),
+            (
+                C::RegionTooBusy,
+                "org.apache.hadoop.hbase.RegionTooBusyException",
+                false,
+            ),
+            (
+                C::CallQueueTooBig,
+                "org.apache.hadoop.hbase.CallQueueTooBigException",
+                false,
+            ),
+            (
+                C::TableNotFound,
+                "org.apache.hadoop.hbase.TableNotFoundException",
+                true,
+            ),
+            (
+                C::TableExists,
+                "org.apache.hadoop.hbase.TableExistsException",
+                true,
+            ),
+            (
+                C::NamespaceNotFound,
+                "org.apache.hadoop.hbase.NamespaceNotFoundException",
+                true,
+            ),
+            (
+                C::NamespaceExist,
+                "org.apache.hadoop.hbase.NamespaceExistException",
+                true,
+            ),
+            (
+                C::NoSuchColumnFamily,
+                "org.apache.hadoop.hbase.regionserver.NoSuchColumnFamilyException",
+                true,
+            ),
+            (
+                C::DoNotRetryIo,
+                "org.apache.hadoop.hbase.DoNotRetryIOException",
+                true,
+            ),
+            (
+                C::UnknownScanner,
+                "org.apache.hadoop.hbase.UnknownScannerException",
+                true,
+            ),
+            (
+                C::OutOfOrderScannerNext,
+                "org.apache.hadoop.hbase.exceptions.OutOfOrderScannerNextException",
+                true,
+            ),
+            (
+                C::FatalConnection,
+                "org.apache.hadoop.hbase.ipc.FatalConnectionException",
+                true,
+            ),
+            (
+                C::TableNotEnabled,
+                "org.apache.hadoop.hbase.TableNotEnabledException",
+                true,
+            ),
+            (
+                C::TableNotDisabled,
+                "org.apache.hadoop.hbase.TableNotDisabledException",
+                true,
+            ),
+            (
+                C::FailedSanityCheck,
+                "org.apache.hadoop.hbase.exceptions.FailedSanityCheckException",
+                true,
+            ),
+            (
+                C::UnknownProtocol,
+                "org.apache.hadoop.hbase.exceptions.UnknownProtocolException",
+                true,
+            ),
+        ] {
+            assert_eq!(class.class_name(), name);
+            assert_eq!(class.do_not_retry(), do_not_retry, "{name}");
+            assert_eq!(ExceptionClass::from_class_name(name), Some(class));
+        }
+        for c in ExceptionClass::ALL {
+            assert_eq!(ExceptionClass::from_class_name(c.class_name()), Some(*c));
+        }
+        assert_eq!(ExceptionClass::from_class_name("java.lang.Error"), None);
+    }
+
+    #[test]
+    fn region_moved_message_is_what_the_java_client_parses() {
+        let to = ServerName::new("rs2", 16020, 1_700_000_000_123);
+        let e = HBaseException::region_moved(&to, 42);
+        // RegionMovedException(String) reads hostname up to ' ', port up to
+        // ' ', startCode up to '.', locationSeqNum up to '.'.
+        assert_eq!(
+            e.message,
+            "Region moved to: hostname=rs2 port=16020 startCode=1700000000123. As of locationSeqNum=42."
+        );
+        let r = e.to_response();
+        assert_eq!(r.hostname.as_deref(), Some("rs2"));
+        assert_eq!(r.port, Some(16020));
+        assert_eq!(r.do_not_retry, Some(false));
+    }
+
+    #[test]
+    fn wire_forms() {
+        let e = HBaseException::new(ExceptionClass::TableNotFound, "ns:t");
+        let r = e.to_response();
+        assert_eq!(
+            r.exception_class_name.as_deref(),
+            Some("org.apache.hadoop.hbase.TableNotFoundException")
+        );
+        assert_eq!(
+            r.stack_trace.as_deref(),
+            Some("org.apache.hadoop.hbase.TableNotFoundException: ns:t")
+        );
+        assert_eq!(r.do_not_retry, Some(true));
+        assert_eq!(r.server_overloaded, None);
+        let remote = RemoteException::from(&r);
+        assert_eq!(remote.class(), Some(ExceptionClass::TableNotFound));
+        assert!(remote.do_not_retry);
+        let pair = e.to_name_bytes_pair();
+        assert_eq!(pair.name, "org.apache.hadoop.hbase.TableNotFoundException");
+        let remote = RemoteException::from(&pair);
+        assert_eq!(remote.message, e.stack_trace());
+        assert!(
+            HBaseException::new(ExceptionClass::CallQueueTooBig, "full")
+                .to_response()
+                .server_overloaded
+                .unwrap()
+        );
+        let u = HBaseException::unsupported_method("MasterService", "IsSnapshotDone");
+        assert_eq!(u.class, ExceptionClass::DoNotRetryIo);
+        assert!(
+            u.message.contains("UnsupportedOperationException")
+                && u.message.contains("IsSnapshotDone")
+        );
+    }
+}
