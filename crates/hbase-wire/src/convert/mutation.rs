@@ -234,3 +234,145 @@ pub fn cell_from_pb(c: &pb::Cell) -> Result<Cell, ConvertError> {
         value: b(&c.value),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+    use super::*;
+    use ferrobase_types::Durability;
+
+    fn qv(
+        q: &str,
+        v: &str,
+        ts: Option<u64>,
+        delete: Option<i32>,
+    ) -> pb::mutation_proto::column_value::QualifierValue {
+        pb::mutation_proto::column_value::QualifierValue {
+            qualifier: Some(Bytes::from(q.to_string())),
+            value: Some(Bytes::from(v.to_string())),
+            timestamp: ts,
+            delete_type: delete,
+            tags: None,
+        }
+    }
+
+    #[test]
+    fn cell_block_put_round_trips() {
+        let m = RowMutation::new("r")
+            .with_durability(Durability::SkipWal)
+            .put("f", "a", "1")
+            .put_at("g", "b", 7, "2");
+        let mut block = BytesMut::new();
+        let proto =
+            mutation_to_pb(MutationKind::Put, &m, None, CellCodec::KeyValue, &mut block).unwrap();
+        assert_eq!(proto.associated_cell_count, Some(2));
+        let block = block.freeze();
+        let mut reader = CellBlockReader::new(&block);
+        let w = mutation_from_pb(&proto, Some(&mut reader)).unwrap();
+        assert_eq!(w.kind, MutationKind::Put);
+        assert_eq!(w.mutation, m);
+        assert!(!w.is_whole_row_delete());
+        // Without the block the announced cells are missing.
+        assert!(mutation_from_pb(&proto, None).is_err());
+        // Cells of another row than the message names.
+        let mut other = proto.clone();
+        other.row = Some(Bytes::from_static(b"x"));
+        let mut reader = CellBlockReader::new(&block);
+        assert!(
+            mutation_from_pb(&other, Some(&mut reader))
+                .unwrap_err()
+                .to_string()
+                .contains("another row")
+        );
+    }
+
+    #[test]
+    fn inline_mutations_take_the_mutation_timestamp() {
+        use pb::mutation_proto::DeleteType as D;
+        let proto = pb::MutationProto {
+            row: Some(Bytes::from_static(b"r")),
+            mutate_type: Some(pb::mutation_proto::MutationType::Delete as i32),
+            timestamp: Some(100),
+            column_value: vec![pb::mutation_proto::ColumnValue {
+                family: Bytes::from_static(b"f"),
+                qualifier_value: vec![
+                    qv("a", "", None, Some(D::DeleteOneVersion as i32)),
+                    qv("b", "", Some(5), None),
+                    qv("", "", None, Some(D::DeleteFamily as i32)),
+                    qv("", "", Some(9), Some(D::DeleteFamilyVersion as i32)),
+                ],
+            }],
+            ..Default::default()
+        };
+        let w = mutation_from_pb(&proto, None).unwrap();
+        let expected = RowMutation::new("r")
+            .delete_version("f", "a", 100)
+            .delete_column("f", "b", 5)
+            .delete_family("f", 100)
+            .delete_family_version("f", 9);
+        assert_eq!(w.mutation, expected);
+        let inc = pb::MutationProto {
+            row: Some(Bytes::from_static(b"r")),
+            mutate_type: Some(pb::mutation_proto::MutationType::Increment as i32),
+            nonce: Some(77),
+            column_value: vec![pb::mutation_proto::ColumnValue {
+                family: Bytes::from_static(b"f"),
+                qualifier_value: vec![qv("n", "\0\0\0\0\0\0\0\x01", None, None)],
+            }],
+            time_range: Some(pb::TimeRange {
+                from: Some(1),
+                to: None,
+            }),
+            ..Default::default()
+        };
+        let w = mutation_from_pb(&inc, None).unwrap();
+        assert_eq!(
+            (w.kind, w.nonce, w.time_range),
+            (
+                MutationKind::Increment,
+                Some(77),
+                Some((1, i64::MAX as u64))
+            )
+        );
+        assert_eq!(
+            w.mutation.mutations().next().unwrap().timestamp,
+            LATEST_TIMESTAMP
+        );
+    }
+
+    #[test]
+    fn a_delete_without_columns_is_a_whole_row_delete() {
+        let proto = pb::MutationProto {
+            row: Some(Bytes::from_static(b"r")),
+            mutate_type: Some(pb::mutation_proto::MutationType::Delete as i32),
+            timestamp: Some(50),
+            ..Default::default()
+        };
+        let w = mutation_from_pb(&proto, None).unwrap();
+        assert!(w.is_whole_row_delete());
+        assert_eq!(w.timestamp, 50);
+        let no_type = pb::MutationProto::default();
+        assert!(
+            mutation_from_pb(&no_type, None)
+                .unwrap_err()
+                .to_string()
+                .contains("mutate_type")
+        );
+    }
+
+    #[test]
+    fn results_and_inline_cells() {
+        let cells = vec![Cell::put("r", "f", "q", 3, "v")];
+        let mut block = BytesMut::new();
+        let r = result_to_pb(&cells, CellCodec::KeyValue, &mut block).unwrap();
+        assert_eq!(r.associated_cell_count, Some(1));
+        assert_eq!(
+            crate::cellblock::decode_cells(&block.freeze()).unwrap(),
+            cells
+        );
+        assert_eq!(cell_from_pb(&cell_to_pb(&cells[0])).unwrap(), cells[0]);
+        let mut bad = cell_to_pb(&cells[0]);
+        bad.cell_type = Some(255);
+        assert!(cell_from_pb(&bad).is_err());
+    }
+}

@@ -177,3 +177,148 @@ pub fn table_to_pb(t: &TableDescriptor) -> Result<pb::TableSchema, ConvertError>
         configuration: Vec::new(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+    use super::*;
+    use ferrobase_types::{BloomType, Compression, KeepDeletedCells};
+
+    fn attrs(pairs: &[(&str, &str)]) -> Vec<pb::BytesBytesPair> {
+        pairs.iter().map(|(k, v)| pair(k, v.to_string())).collect()
+    }
+
+    /// What the Java client sends for `create 'ns:t', {NAME => 'f', VERSIONS => 3}`:
+    /// every default, plus attributes ferrobase does not implement.
+    fn java_create() -> pb::TableSchema {
+        pb::TableSchema {
+            table_name: Some(TableName::parse("ns:t").unwrap().to_pb()),
+            attributes: attrs(&[("DURABILITY", "ASYNC_WAL"), ("MAX_FILESIZE", "10737418240")]),
+            column_families: vec![pb::ColumnFamilySchema {
+                name: Bytes::from_static(b"f"),
+                attributes: attrs(&[
+                    ("BLOOMFILTER", "ROW"),
+                    ("REPLICATION_SCOPE", "0"),
+                    ("VERSIONS", "3"),
+                    ("MIN_VERSIONS", "0"),
+                    ("COMPRESSION", "NONE"),
+                    ("TTL", TTL_FOREVER),
+                    ("BLOCKSIZE", "65536"),
+                    ("IN_MEMORY", "false"),
+                    ("BLOCKCACHE", "true"),
+                    ("KEEP_DELETED_CELLS", "FALSE"),
+                    ("DATA_BLOCK_ENCODING", "NONE"),
+                    ("CACHE_DATA_ON_WRITE", "false"),
+                ]),
+                configuration: vec![pb::NameStringPair {
+                    name: "hbase.hstore.blockingStoreFiles".into(),
+                    value: "20".into(),
+                }],
+            }],
+            configuration: vec![],
+        }
+    }
+
+    #[test]
+    fn a_java_create_decodes_and_reports_what_is_ignored() {
+        let s = table_from_pb(&java_create()).unwrap();
+        let t = &s.descriptor;
+        assert_eq!(t.name, "ns:t");
+        assert_eq!(t.durability, Durability::AsyncWal);
+        let f = &t.families[0];
+        assert_eq!((f.versions, f.ttl_seconds), (3, None));
+        assert_eq!(
+            s.ignored,
+            vec![
+                "f:REPLICATION_SCOPE=0",
+                "f:CACHE_DATA_ON_WRITE=false",
+                "f:hbase.hstore.blockingStoreFiles=20",
+                "MAX_FILESIZE=10737418240",
+            ]
+        );
+    }
+
+    #[test]
+    fn every_attribute_round_trips() {
+        let mut f = FamilyDescriptor::new("cf").unwrap();
+        for (k, v) in [
+            ("VERSIONS", "5"),
+            ("MIN_VERSIONS", "1"),
+            ("TTL", "86400"),
+            ("BLOCKSIZE", "8192"),
+            ("BLOCKCACHE", "false"),
+            ("BLOOMFILTER", "ROWCOL"),
+            ("COMPRESSION", "ZSTD"),
+            ("DATA_BLOCK_ENCODING", "FAST_DIFF"),
+            ("IN_MEMORY", "true"),
+            ("KEEP_DELETED_CELLS", "TTL"),
+        ] {
+            f.set(k, v).unwrap();
+        }
+        let mut t =
+            TableDescriptor::new("t", vec![f, FamilyDescriptor::new("g").unwrap()]).unwrap();
+        t.durability = Durability::FsyncWal;
+        let wire = table_to_pb(&t).unwrap();
+        assert_eq!(
+            TableName::from_pb(wire.table_name.as_ref().unwrap())
+                .unwrap()
+                .namespace(),
+            "default"
+        );
+        let back = table_from_pb(&wire).unwrap();
+        assert_eq!(back.descriptor, t);
+        assert_eq!(
+            back.ignored,
+            vec!["cf:REPLICATION_SCOPE=0", "g:REPLICATION_SCOPE=0"]
+        );
+        let cf = &back.descriptor.families[0];
+        assert_eq!(cf.bloomfilter, BloomType::RowCol);
+        assert_eq!(cf.compression, Compression::Zstd);
+        assert_eq!(cf.keep_deleted_cells, KeepDeletedCells::Ttl);
+        // FOREVER travels as Integer.MAX_VALUE.
+        let g = family_to_pb(&back.descriptor.families[1]);
+        assert!(g.attributes.contains(&pair("TTL", TTL_FOREVER.into())));
+    }
+
+    #[test]
+    fn bad_values_name_the_attribute() {
+        let mut s = java_create();
+        s.column_families[0]
+            .attributes
+            .push(pair("COMPRESSION", "LZO".into()));
+        let e = table_from_pb(&s).unwrap_err().to_string();
+        assert!(e.contains("COMPRESSION") && e.contains("SNAPPY"), "{e}");
+        let mut s = java_create();
+        s.attributes = attrs(&[("DURABILITY", "SOMETIMES")]);
+        assert!(
+            table_from_pb(&s)
+                .unwrap_err()
+                .to_string()
+                .contains("DURABILITY")
+        );
+        let mut s = java_create();
+        s.column_families.clear();
+        assert!(table_from_pb(&s).is_err());
+        let mut s = java_create();
+        s.table_name = None;
+        assert!(
+            table_from_pb(&s)
+                .unwrap_err()
+                .to_string()
+                .contains("no table name")
+        );
+    }
+
+    #[test]
+    fn modify_column_keeps_what_is_not_sent() {
+        let mut f = FamilyDescriptor::new("f").unwrap();
+        f.set("VERSIONS", "4").unwrap();
+        let change = pb::ColumnFamilySchema {
+            name: Bytes::from_static(b"f"),
+            attributes: attrs(&[("TTL", "60")]),
+            configuration: vec![],
+        };
+        apply_family(&mut f, &change).unwrap();
+        assert_eq!((f.versions, f.ttl_seconds), (4, Some(60)));
+    }
+}
