@@ -27,8 +27,9 @@ import org.apache.hadoop.hbase.master.HMasterCommandLine;
  * (ports: {@code hbase.master.port}, {@code hbase.regionserver.port}, {@code
  * hbase.zookeeper.property.clientPort}).
  *
- * <p>Once a client that uses the RPC connection registry (no ZooKeeper) can list tables and locate
- * {@code hbase:meta}, it prints one line {@code READY master=HOST:PORT regionserver=HOST:PORT
+ * <p>Once a client that uses the RPC connection registry (no ZooKeeper) can locate {@code
+ * hbase:meta} and the master has finished initializing (namespaces and tables can be listed), it
+ * prints one line {@code READY master=HOST:PORT regionserver=HOST:PORT
  * zookeeper=HOST:PORT bootstrap=HOST:PORT} and keeps running until the master stops or the JVM is
  * sent SIGTERM, which shuts the cluster down cleanly.
  */
@@ -147,9 +148,15 @@ public final class HBasePeer {
     try (Connection c = ConnectionFactory.createConnection(client);
         Admin admin = c.getAdmin();
         RegionLocator meta = c.getRegionLocator(TableName.META_TABLE_NAME)) {
-      admin.listTableNames();
       HRegionLocation loc = meta.getRegionLocation(HConstants.EMPTY_START_ROW, true);
-      return loc != null && loc.getServerName() != null;
+      if (loc == null || loc.getServerName() == null) {
+        return false;
+      }
+      // Answered only once the master has finished initializing (before that DDL calls
+      // fail with PleaseHoldException).
+      admin.listNamespaceDescriptors();
+      admin.listTableNames();
+      return true;
     } catch (IOException | RuntimeException e) {
       return false;
     }
