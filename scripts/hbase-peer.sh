@@ -82,7 +82,7 @@ start() {
   # Compile the launcher and write its classpath (offline: java-deps.sh fetched everything).
   if [ ! -f "$project/target/classpath.txt" ] || [ ! -d "$project/target/classes/io" ] ||
     [ -n "$(find "$project/pom.xml" "$project/src" -newer "$project/target/classpath.txt" -type f 2>/dev/null)" ]; then
-    (cd "$project" && mvn -B -q -o compile dependency:build-classpath -Dmdep.outputFile=target/classpath.txt)
+    (cd "$project" && mvn -B -q -o -Dstyle.color=never compile dependency:build-classpath -Dmdep.outputFile=target/classpath.txt)
   fi
   mkdir -p "$dir/data"
   rm -f "$readyfile"

@@ -14,7 +14,8 @@
 # must not be running (same ports). Everything stays on loopback.
 #
 # Writes OUT_DIR/decoded.txt (each frame since the scenario's first phase,
-# decoded with the client's own protobuf classes), one hex dump per request
+# decoded with the client's own protobuf classes; decoded-client.txt: the
+# application's connections only), one hex dump per request
 # and response (NNN-PHASE-Service.Method-request.hex / -response.hex), each
 # connection's two byte streams in full (conn-*.hex) and frames.tsv.
 set -euo pipefail
@@ -27,7 +28,7 @@ advertised=127.0.0.2
 
 scripts/java-deps.sh peer
 (cd interop/java &&
-  mvn -B -q -o test-compile dependency:build-classpath -Dmdep.outputFile=target/test-classpath.txt)
+  mvn -B -q -o -Dstyle.color=never test-compile dependency:build-classpath -Dmdep.outputFile=target/test-classpath.txt)
 cp="$root/interop/java/target/test-classes:$(cat interop/java/target/test-classpath.txt)"
 jvm=(-Xmx256m -XX:+IgnoreUnrecognizedVMOptions --add-opens=java.base/java.nio=ALL-UNNAMED
   --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/sun.nio.ch=ALL-UNNAMED
@@ -53,6 +54,8 @@ sleep 1
 trap - EXIT
 cleanup
 java "${jvm[@]}" -cp "$cp" io.ferrobase.interop.trace.RpcTraceDecoder "$out"
+# The application's own frames only: without the master's and region server's traffic.
+awk '/^=== /{show = ($0 !~ /server-internal/)} show' "$out/decoded.txt" >"$out/decoded-client.txt"
 rm -rf "$peer_dir"
 echo "decoded: $out/decoded.txt"
 exit $status

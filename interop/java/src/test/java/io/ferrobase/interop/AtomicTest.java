@@ -132,7 +132,8 @@ class AtomicTest extends InteropTestBase {
       Result first = t.append(new Append(b("app")).addColumn(F, b("s"), b("abc")));
       assertEquals("abc", s(first.getValue(F, b("s"))));
       Result second =
-          t.append(new Append(b("app")).addColumn(F, b("s"), b("def")).addColumn(F, b("t"), b("x")));
+          t.append(
+              new Append(b("app")).addColumn(F, b("s"), b("def")).addColumn(F, b("t"), b("x")));
       assertEquals("abcdef", s(second.getValue(F, b("s"))));
       assertEquals("x", s(second.getValue(F, b("t"))));
       assertEquals("abcdef", s(t.get(new Get(b("app"))).getValue(F, b("s"))));
@@ -289,7 +290,8 @@ class AtomicTest extends InteropTestBase {
           t.checkAndMutate(
               CheckAndMutate.newBuilder(b("cas3"))
                   .ifMatches(
-                      new SingleColumnValueFilter(F, b("state"), CompareOperator.EQUAL, b("closed")))
+                      new SingleColumnValueFilter(
+                          F, b("state"), CompareOperator.EQUAL, b("closed")))
                   .build(new Increment(b("cas3")).addColumn(F, b("closes"), 1)));
       assertTrue(inc.isSuccess());
       assertEquals(1L, Bytes.toLong(inc.getResult().getValue(F, b("closes"))));

@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Append;
@@ -29,7 +30,10 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 
-/** {@code Table.batch} over the five regions of a pre-split table (rows 0xx..9xx, split at 2,4,6,8). */
+/**
+ * {@code Table.batch} over the five regions of a pre-split table (rows 0xx..9xx, split at 2, 4, 6
+ * and 8).
+ */
 @Order(7)
 class BatchTest extends InteropTestBase {
   private static TableName table;
@@ -128,7 +132,7 @@ class BatchTest extends InteropTestBase {
         puts.add(new Put(key(i)).addColumn(F, b("cb"), b(Integer.toString(i))));
       }
       AtomicInteger calls = new AtomicInteger();
-      Set<String> rows = java.util.concurrent.ConcurrentHashMap.newKeySet();
+      Set<String> rows = ConcurrentHashMap.newKeySet();
       Object[] results = new Object[puts.size()];
       t.batchCallback(
           puts,

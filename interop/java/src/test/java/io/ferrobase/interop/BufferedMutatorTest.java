@@ -62,7 +62,9 @@ class BufferedMutatorTest extends InteropTestBase {
     try (BufferedMutator m = mutator(failures)) {
       for (int i = 0; i < ROWS; i++) {
         m.mutate(
-            new Put(key(i)).addColumn(F, b("v"), value(i)).addColumn(F, b("n"), b(Integer.toString(i))));
+            new Put(key(i))
+                .addColumn(F, b("v"), value(i))
+                .addColumn(F, b("n"), b(Integer.toString(i))));
       }
     } // close() flushes
     assertEquals(List.of(), failures);

@@ -90,7 +90,8 @@ class ConnectTest extends InteropTestBase {
       assertEquals(0, loc.getRegion().getEndKey().length);
       assertNotNull(loc.getServerName());
       HRegionLocation forRow = locator.getRegionLocation(b("any-row"));
-      assertEquals(loc.getRegion().getRegionNameAsString(), forRow.getRegion().getRegionNameAsString());
+      assertEquals(
+          loc.getRegion().getRegionNameAsString(), forRow.getRegion().getRegionNameAsString());
       assertEquals(loc.getServerName(), forRow.getServerName());
     }
   }

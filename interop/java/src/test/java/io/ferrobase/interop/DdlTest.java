@@ -212,7 +212,7 @@ class DdlTest extends InteropTestBase {
     assertFalse(Arrays.asList(admin.listTableNames()).contains(t));
     assertThrows(TableNotFoundException.class, () -> admin.getDescriptor(t));
     // The name can be used again, and the new table is empty.
-    admin.createTable(TableDescriptorBuilder.newBuilder(t).setColumnFamily(ColumnFamilyDescriptorBuilder.of(F)).build());
+    admin.createTable(descriptor(t, F));
     try (Table table = conn.getTable(t)) {
       assertEquals(0, countRows(table));
     }
@@ -244,7 +244,7 @@ class DdlTest extends InteropTestBase {
     // Start key, end key and a region count: the client computes the split keys.
     TableName even = track(uniqueName("ddl_even"));
     admin.createTable(
-        TableDescriptorBuilder.newBuilder(even).setColumnFamily(ColumnFamilyDescriptorBuilder.of(F)).build(),
+        descriptor(even, F),
         b("a"),
         b("z"),
         5);
@@ -304,11 +304,12 @@ class DdlTest extends InteropTestBase {
 
     admin.modifyNamespace(
         NamespaceDescriptor.create(got).addConfiguration("ferrobase.test", "changed").build());
-    assertEquals("changed", admin.getNamespaceDescriptor(ns).getConfigurationValue("ferrobase.test"));
+    assertEquals(
+        "changed", admin.getNamespaceDescriptor(ns).getConfigurationValue("ferrobase.test"));
 
     // A table in the namespace.
     TableName t = TableName.valueOf(ns, "t1");
-    admin.createTable(TableDescriptorBuilder.newBuilder(t).setColumnFamily(ColumnFamilyDescriptorBuilder.of(F)).build());
+    admin.createTable(descriptor(t, F));
     assertTrue(admin.tableExists(t));
     assertEquals(ns, t.getNamespaceAsString());
     assertEquals(List.of(t), Arrays.asList(admin.listTableNamesByNamespace(ns)));
@@ -345,7 +346,7 @@ class DdlTest extends InteropTestBase {
     admin.createNamespace(NamespaceDescriptor.create(ns).build());
     TableName inDefault = createTable("ddl_twin", F);
     TableName inNs = TableName.valueOf(ns, inDefault.getQualifierAsString());
-    admin.createTable(TableDescriptorBuilder.newBuilder(inNs).setColumnFamily(ColumnFamilyDescriptorBuilder.of(F)).build());
+    admin.createTable(descriptor(inNs, F));
     try (Table a = conn.getTable(inDefault);
         Table c = conn.getTable(inNs)) {
       a.put(new Put(b("r")).addColumn(F, b("q"), b("default")));

@@ -13,6 +13,7 @@ import org.apache.hadoop.hbase.client.Result;
 import org.apache.hadoop.hbase.client.ResultScanner;
 import org.apache.hadoop.hbase.client.Scan;
 import org.apache.hadoop.hbase.client.Table;
+import org.apache.hadoop.hbase.client.TableDescriptor;
 import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
 import org.apache.hadoop.hbase.filter.FirstKeyOnlyFilter;
 import org.apache.hadoop.hbase.util.Bytes;
@@ -79,18 +80,23 @@ public abstract class InteropTestBase {
     return t;
   }
 
-  /** Creates a table with the given families (default attributes) and optional split keys. */
-  protected static TableName createTable(String hint, byte[][] splits, byte[]... families)
-      throws IOException {
-    TableName t = track(uniqueName(hint));
+  /** A descriptor of table {@code t} with the given families, all with default attributes. */
+  protected static TableDescriptor descriptor(TableName t, byte[]... families) {
     TableDescriptorBuilder b = TableDescriptorBuilder.newBuilder(t);
     for (byte[] f : families) {
       b.setColumnFamily(ColumnFamilyDescriptorBuilder.of(f));
     }
+    return b.build();
+  }
+
+  /** Creates a table with the given families (default attributes) and optional split keys. */
+  protected static TableName createTable(String hint, byte[][] splits, byte[]... families)
+      throws IOException {
+    TableName t = track(uniqueName(hint));
     if (splits == null) {
-      admin.createTable(b.build());
+      admin.createTable(descriptor(t, families));
     } else {
-      admin.createTable(b.build(), splits);
+      admin.createTable(descriptor(t, families), splits);
     }
     return t;
   }

@@ -85,7 +85,12 @@ class PutGetTest extends InteropTestBase {
       Result r = t.get(new Get(b("r2")));
       List<String> got = new ArrayList<>();
       for (Cell c : r.rawCells()) {
-        got.add(s(CellUtil.cloneFamily(c)) + ":" + s(CellUtil.cloneQualifier(c)) + "=" + s(CellUtil.cloneValue(c)));
+        got.add(
+            s(CellUtil.cloneFamily(c))
+                + ":"
+                + s(CellUtil.cloneQualifier(c))
+                + "="
+                + s(CellUtil.cloneValue(c)));
       }
       assertEquals(List.of("f:a=f-a", "f:c=f-c", "g:a=g-a", "g:b=g-b"), got);
       assertTrue(t.exists(new Get(b("r2"))));

@@ -7,7 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
+import java.util.stream.Collectors;
 import org.apache.hadoop.hbase.Cell;
 import org.apache.hadoop.hbase.CellUtil;
 import org.apache.hadoop.hbase.CompareOperator;
@@ -42,6 +44,7 @@ import org.apache.hadoop.hbase.filter.SubstringComparator;
 import org.apache.hadoop.hbase.filter.TimestampsFilter;
 import org.apache.hadoop.hbase.filter.ValueFilter;
 import org.apache.hadoop.hbase.filter.WhileMatchFilter;
+import org.apache.hadoop.hbase.util.Bytes;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
@@ -225,12 +228,12 @@ class ScanTest extends InteropTestBase {
   void reversedScans() throws Exception {
     try (Table t = conn.getTable(table)) {
       List<String> descending = expectedRows(0, ROWS);
-      java.util.Collections.reverse(descending);
+      Collections.reverse(descending);
       assertEquals(descending, rows(t, new Scan().setReversed(true)));
       assertEquals(descending, rows(t, new Scan().setReversed(true).setCaching(3)));
       // Reversed: the start row is the larger key, inclusive; the stop row exclusive.
       List<String> expected = expectedRows(41, 51);
-      java.util.Collections.reverse(expected);
+      Collections.reverse(expected);
       assertEquals(
           expected,
           rows(t, new Scan().setReversed(true).withStartRow(row(50)).withStopRow(row(40))));
@@ -272,7 +275,7 @@ class ScanTest extends InteropTestBase {
 
       List<Result> parts =
           results(t, new Scan().setMaxResultSize(8 * 1024).setAllowPartialResults(true));
-      assertTrue(parts.size() > 3, "a 200 KiB row in 8 KiB results comes in parts: " + parts.size());
+      assertTrue(parts.size() > 3, "a 200 KiB row in 8 KiB results: " + parts.size() + " results");
       List<String> qualifiers = new ArrayList<>();
       int partials = 0;
       for (Result r : parts) {
@@ -289,7 +292,7 @@ class ScanTest extends InteropTestBase {
       assertEquals("c000", qualifiers.get(0));
       assertEquals("c199", qualifiers.get(199));
       List<String> sorted = new ArrayList<>(qualifiers);
-      java.util.Collections.sort(sorted);
+      Collections.sort(sorted);
       assertEquals(sorted, qualifiers);
       assertTrue(partials > 0, "some results are marked partial");
       assertEquals("z", s(parts.get(parts.size() - 1).getRow()));
@@ -307,7 +310,7 @@ class ScanTest extends InteropTestBase {
       assertEquals(letters, rows(t, new Scan()));
       assertEquals(letters, rows(t, new Scan().setCaching(2)));
       List<String> reversed = new ArrayList<>(letters);
-      java.util.Collections.reverse(reversed);
+      Collections.reverse(reversed);
       assertEquals(reversed, rows(t, new Scan().setReversed(true)));
       assertEquals(reversed, rows(t, new Scan().setReversed(true).setCaching(2)));
       // From the middle of one region into the next ones.
@@ -344,7 +347,9 @@ class ScanTest extends InteropTestBase {
       List<Result> ranged = results(t, new Scan().setTimeRange(20, 40).readAllVersions());
       assertEquals(6, cells(ranged));
       assertEquals(30L, ranged.get(0).rawCells()[0].getTimestamp());
-      List<Result> ts = results(t, new Scan().setFilter(new TimestampsFilter(List.of(10L, 50L))).readAllVersions());
+      List<Result> ts =
+          results(
+              t, new Scan().setFilter(new TimestampsFilter(List.of(10L, 50L))).readAllVersions());
       assertEquals(6, cells(ts));
       assertEquals(50L, ts.get(0).rawCells()[0].getTimestamp());
       assertEquals(10L, ts.get(0).rawCells()[1].getTimestamp());
@@ -372,7 +377,7 @@ class ScanTest extends InteropTestBase {
         filtered(new RowFilter(CompareOperator.EQUAL, new RegexStringComparator("row0[0-4]5")));
     assertEquals(
         List.of("row005", "row015", "row025", "row035", "row045"),
-        regex.stream().map(r -> s(r.getRow())).collect(java.util.stream.Collectors.toList()));
+        regex.stream().map(r -> s(r.getRow())).collect(Collectors.toList()));
     assertEquals(
         5, filtered(new RowFilter(CompareOperator.LESS, new BinaryComparator(row(5)))).size());
     assertEquals(10, filtered(new PageFilter(10)).size());
@@ -384,7 +389,9 @@ class ScanTest extends InteropTestBase {
     List<Result> prefix = filtered(new ColumnPrefixFilter(b("q1")));
     assertEquals(ROWS, prefix.size());
     assertEquals(ROWS, cells(prefix));
-    assertEquals(2 * ROWS, cells(filtered(new MultipleColumnPrefixFilter(new byte[][] {b("q0"), b("q2")}))));
+    assertEquals(
+        2 * ROWS,
+        cells(filtered(new MultipleColumnPrefixFilter(new byte[][] {b("q0"), b("q2")}))));
     List<Result> q2 =
         filtered(new QualifierFilter(CompareOperator.EQUAL, new BinaryComparator(b("q2"))));
     assertEquals(ROWS, cells(q2));
@@ -398,7 +405,10 @@ class ScanTest extends InteropTestBase {
     assertEquals("v3-0", s(first.get(3).getValue(F, b("q0"))));
     try (Table t = conn.getTable(table)) {
       List<Result> families =
-          results(t, new Scan().setFilter(new FamilyFilter(CompareOperator.EQUAL, new BinaryComparator(G))));
+          results(
+              t,
+              new Scan()
+                  .setFilter(new FamilyFilter(CompareOperator.EQUAL, new BinaryComparator(G))));
       assertEquals(10, families.size());
       assertEquals(10, cells(families));
       // A get keeps only the first N columns.
@@ -420,7 +430,7 @@ class ScanTest extends InteropTestBase {
     }
     List<Result> lengths = filtered(new KeyOnlyFilter(true));
     // With lenAsVal the value is the original length as a 4-byte int: "v0-0" is 4 bytes.
-    assertEquals(4, org.apache.hadoop.hbase.util.Bytes.toInt(CellUtil.cloneValue(lengths.get(0).rawCells()[0])));
+    assertEquals(4, Bytes.toInt(CellUtil.cloneValue(lengths.get(0).rawCells()[0])));
 
     SingleColumnValueFilter scvf =
         new SingleColumnValueFilter(F, b("q0"), CompareOperator.EQUAL, b("v42-0"));
@@ -464,11 +474,14 @@ class ScanTest extends InteropTestBase {
               new Scan()
                   .setFilter(
                       new WhileMatchFilter(
-                          new RowFilter(CompareOperator.NOT_EQUAL, new BinaryComparator(row(5)))))));
+                          new RowFilter(
+                              CompareOperator.NOT_EQUAL, new BinaryComparator(row(5)))))));
     }
     // Skip drops whole rows in which any cell fails.
     List<Result> skipped =
-        filtered(new SkipFilter(new ValueFilter(CompareOperator.NOT_EQUAL, new BinaryComparator(b("v7-1")))));
+        filtered(
+            new SkipFilter(
+                new ValueFilter(CompareOperator.NOT_EQUAL, new BinaryComparator(b("v7-1")))));
     assertEquals(ROWS - 1, skipped.size());
     assertFalse(skipped.stream().anyMatch(r -> s(r.getRow()).equals("row007")));
 

@@ -84,7 +84,8 @@ public final class RpcTraceDecoder {
     int seq = 0;
     double t0 = phaseTimes.isEmpty() ? -1 : phaseTimes.get(0)[0];
     try (PrintWriter out =
-        new PrintWriter(Files.newBufferedWriter(dir.resolve("decoded.txt"), StandardCharsets.UTF_8))) {
+        new PrintWriter(
+            Files.newBufferedWriter(dir.resolve("decoded.txt"), StandardCharsets.UTF_8))) {
       for (String line : Files.readAllLines(dir.resolve("frames.tsv"))) {
         if (line.startsWith("#") || line.isBlank()) {
           continue;
@@ -142,7 +143,13 @@ public final class RpcTraceDecoder {
             out.println(
                 "\"Regist\": connection registry preamble, answered with call id -1 and a"
                     + " GetConnectionRegistryResponse");
-            writeHex(dir, ++seq, phase, "ConnectionRegistryService.GetConnectionRegistry", "request", body);
+            writeHex(
+                dir,
+                ++seq,
+                phase,
+                "ConnectionRegistryService.GetConnectionRegistry",
+                "request",
+                body);
             break;
           case "preamble":
             out.printf(

@@ -92,7 +92,8 @@ public final class RpcTraceScenario {
             phase("multi-put");
             List<Put> puts = new ArrayList<>();
             for (String key : new String[] {"row2", "row3", "row4"}) {
-              puts.add(new Put(Bytes.toBytes(key)).addColumn(f, Bytes.toBytes("q"), Bytes.toBytes(key)));
+              byte[] k = Bytes.toBytes(key);
+              puts.add(new Put(k).addColumn(f, Bytes.toBytes("q"), k));
             }
             table.put(puts);
             phase("scan-caching-1");
