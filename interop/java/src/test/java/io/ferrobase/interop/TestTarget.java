@@ -1,0 +1,208 @@
+package io.ferrobase.interop;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hbase.HBaseConfiguration;
+import org.apache.hadoop.hbase.client.Connection;
+import org.apache.hadoop.hbase.client.ConnectionFactory;
+
+/**
+ * The server every interop test talks to, shared by all test classes of one JVM.
+ *
+ * <p>By default ({@code HBASE_TARGET} unset or {@code ferrobase}) it starts a real {@code ferrobase
+ * standalone} on a fresh data directory and a free port, waits for its "listening on" banner and
+ * stops it (SIGTERM) when the JVM exits. The binary is {@code $FERROBASE_BIN}, else {@code
+ * target/release/ferrobase}, else {@code target/debug/ferrobase} (under {@code $CARGO_TARGET_DIR}
+ * when set, else the repository's {@code target/}).
+ *
+ * <p>With {@code HBASE_TARGET=peer} nothing is started: the tests talk to an already running
+ * server at {@code $HBASE_BOOTSTRAP} (default {@code 127.0.0.1:16020}), normally the real Apache
+ * HBase of {@code scripts/hbase-peer.sh}, which shows that the tests assert HBase's own behaviour.
+ *
+ * <p>Either way the client finds the cluster through the RPC connection registry (no ZooKeeper),
+ * with few retries and short timeouts so that a missing feature fails in seconds, not minutes.
+ */
+public final class TestTarget {
+  private static final Pattern BANNER =
+      Pattern.compile("ferrobase standalone listening on (\\S+):(\\d+)");
+  private static final Duration START_TIMEOUT = Duration.ofSeconds(60);
+
+  private static TestTarget instance;
+
+  private final String bootstrap;
+  private final String description;
+  private final Process process;
+  private final Path dataDir;
+
+  private TestTarget(String bootstrap, String description, Process process, Path dataDir) {
+    this.bootstrap = bootstrap;
+    this.description = description;
+    this.process = process;
+    this.dataDir = dataDir;
+  }
+
+  /** The shared target, started on first use. */
+  public static synchronized TestTarget get() {
+    if (instance == null) {
+      try {
+        instance = start();
+      } catch (IOException | InterruptedException e) {
+        throw new IllegalStateException("cannot start the test target: " + e.getMessage(), e);
+      }
+      Runtime.getRuntime().addShutdownHook(new Thread(instance::stop, "stop-test-target"));
+      System.err.println("interop tests against " + instance.description);
+    }
+    return instance;
+  }
+
+  /** True when the tests run against a real Apache HBase rather than ferrobase. */
+  public static boolean isPeer() {
+    return "peer".equalsIgnoreCase(System.getenv().getOrDefault("HBASE_TARGET", "ferrobase"));
+  }
+
+  /** {@code host:port} the client bootstraps from. */
+  public String bootstrap() {
+    return bootstrap;
+  }
+
+  /** A client configuration for this target (RPC connection registry, quick failures). */
+  public Configuration configuration() {
+    Configuration conf = HBaseConfiguration.create();
+    conf.set(
+        "hbase.client.registry.impl", "org.apache.hadoop.hbase.client.RpcConnectionRegistry");
+    conf.set("hbase.client.bootstrap.servers", bootstrap);
+    // Fail fast: a missing server feature should be a test failure in seconds.
+    conf.setInt("hbase.client.retries.number", 3);
+    conf.setLong("hbase.client.pause", 100);
+    conf.setInt("hbase.rpc.timeout", 20_000);
+    conf.setInt("hbase.rpc.read.timeout", 20_000);
+    conf.setInt("hbase.rpc.write.timeout", 20_000);
+    conf.setInt("hbase.client.operation.timeout", 60_000);
+    conf.setInt("hbase.client.meta.operation.timeout", 60_000);
+    conf.setInt("hbase.client.scanner.timeout.period", 60_000);
+    conf.setInt("hbase.client.sync.wait.timeout.msec", 60_000);
+    conf.setInt("hbase.client.start.log.errors.counter", 1);
+    return conf;
+  }
+
+  /** A new connection; the caller closes it. */
+  public Connection connect() throws IOException {
+    return ConnectionFactory.createConnection(configuration());
+  }
+
+  private static TestTarget start() throws IOException, InterruptedException {
+    if (isPeer()) {
+      String bootstrap = System.getenv().getOrDefault("HBASE_BOOTSTRAP", "127.0.0.1:16020");
+      return new TestTarget(bootstrap, "a running HBase at " + bootstrap, null, null);
+    }
+    Path binary = findBinary();
+    Path dataDir = Files.createTempDirectory("ferrobase-interop-");
+    Path log = dataDir.resolveSibling(dataDir.getFileName() + ".log");
+    int port = freePort();
+    List<String> command = new ArrayList<>();
+    command.add(binary.toString());
+    command.add("standalone");
+    command.add("--data-dir");
+    command.add(dataDir.toString());
+    command.add("--port");
+    command.add(Integer.toString(port));
+    ProcessBuilder pb = new ProcessBuilder(command);
+    pb.redirectErrorStream(true);
+    pb.redirectOutput(log.toFile());
+    Process process = pb.start();
+    long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+    while (System.nanoTime() < deadline) {
+      String out = Files.readString(log, StandardCharsets.UTF_8);
+      Matcher m = BANNER.matcher(out);
+      if (m.find()) {
+        String bootstrap = m.group(1) + ":" + m.group(2);
+        return new TestTarget(
+            bootstrap, "ferrobase " + binary + " at " + bootstrap + " (log " + log + ")", process,
+            dataDir);
+      }
+      if (!process.isAlive()) {
+        throw new IOException(
+            "ferrobase exited with " + process.exitValue() + " before listening:\n" + out);
+      }
+      Thread.sleep(50);
+    }
+    process.destroyForcibly();
+    throw new IOException("ferrobase did not print its banner within " + START_TIMEOUT);
+  }
+
+  private void stop() {
+    if (process == null) {
+      return;
+    }
+    process.destroy(); // SIGTERM: ferrobase shuts down cleanly
+    try {
+      if (!process.waitFor(30, TimeUnit.SECONDS)) {
+        process.destroyForcibly();
+        process.waitFor(10, TimeUnit.SECONDS);
+      }
+    } catch (InterruptedException e) {
+      process.destroyForcibly();
+      Thread.currentThread().interrupt();
+    }
+    deleteTree(dataDir);
+  }
+
+  private static Path findBinary() throws IOException {
+    String explicit = System.getenv("FERROBASE_BIN");
+    if (explicit != null && !explicit.isEmpty()) {
+      Path p = Paths.get(explicit);
+      if (!Files.isExecutable(p)) {
+        throw new IOException("FERROBASE_BIN=" + explicit + " is not an executable file");
+      }
+      return p;
+    }
+    String interopDir = System.getenv().getOrDefault("FERROBASE_INTEROP_DIR", ".");
+    Path repo = Paths.get(interopDir).toAbsolutePath().getParent().getParent();
+    String cargoTarget = System.getenv("CARGO_TARGET_DIR");
+    Path target =
+        cargoTarget != null && !cargoTarget.isEmpty()
+            ? Paths.get(cargoTarget)
+            : repo.resolve("target");
+    for (String profile : new String[] {"release", "debug"}) {
+      Path p = target.resolve(profile).resolve("ferrobase");
+      if (Files.isExecutable(p)) {
+        return p;
+      }
+    }
+    throw new IOException(
+        "no ferrobase binary: set FERROBASE_BIN or build one (cargo build --release -p ferrobase);"
+            + " looked in "
+            + target);
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0)) {
+      s.setReuseAddress(true);
+      return s.getLocalPort();
+    }
+  }
+
+  private static void deleteTree(Path root) {
+    if (root == null || !Files.exists(root)) {
+      return;
+    }
+    try (Stream<Path> walk = Files.walk(root)) {
+      walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    } catch (IOException e) {
+      System.err.println("could not delete " + root + ": " + e.getMessage());
+    }
+  }
+}

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Runs the HBase Java client interop tests (interop/java): the unmodified
+# Apache HBase 2.6 client (hbase-shaded-client) against a real
+# `ferrobase standalone`, which the tests start on a free port and stop.
+# Ends with JUnit's (Surefire's) summary; exits non-zero if a test failed.
+#
+#   scripts/hbase-client-tests.sh                  every test class, basic to advanced
+#   scripts/hbase-client-tests.sh -Dtest=ConnectTest
+#   scripts/hbase-client-tests.sh -Dtest='PutGetTest#versions*'
+#
+# Any argument is passed to Maven. Environment:
+#   FERROBASE_BIN   the ferrobase binary to test; when unset, it is built
+#                   (cargo build --release -p ferrobase) and taken from the
+#                   cargo target directory
+#   HBASE_TARGET=peer  run the same tests against an already running server
+#                   instead (e.g. the real Apache HBase of scripts/hbase-peer.sh),
+#                   at HBASE_BOOTSTRAP (default 127.0.0.1:16020); nothing is built
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+if [ "${HBASE_TARGET:-ferrobase}" != "peer" ] && [ -z "${FERROBASE_BIN:-}" ]; then
+  target_dir=${CARGO_TARGET_DIR:-$root/target}
+  echo "== building ferrobase (cargo build --release -p ferrobase)"
+  # One build at a time on this machine: cargo builds share the lock.
+  flock /tmp/ferrobase-build.lock cargo build --release -q -p ferrobase
+  FERROBASE_BIN="$target_dir/release/ferrobase"
+  export FERROBASE_BIN
+fi
+
+scripts/java-deps.sh
+
+offline=()
+# java-deps.sh left every artifact in ~/.m2: no network needed from here on.
+[ -n "${HBASE_CLIENT_TESTS_ONLINE:-}" ] || offline=(-o)
+
+echo "== HBase Java client tests against ${HBASE_TARGET:-ferrobase} ${FERROBASE_BIN:-${HBASE_BOOTSTRAP:-127.0.0.1:16020}}"
+cd interop/java
+# Not -q: Surefire's per-class lines and closing summary are the point.
+exec mvn -B -ntp "${offline[@]}" -Dstyle.color=never test "$@"

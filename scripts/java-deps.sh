@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Makes sure the Java side can run on a fresh Debian machine: a JDK 17 and
+# Maven (installed with apt-get when missing), and every Maven artifact of
+# interop/java (the HBase Java client interop tests) in ~/.m2, plugins and
+# Surefire's JUnit provider included, so later runs work with `mvn -o`.
+#
+#   scripts/java-deps.sh          the interop tests' artifacts
+#   scripts/java-deps.sh peer     also the real Apache HBase of scripts/hbase-peer.sh
+#
+# Idempotent: when a project's pom has not changed since its artifacts were
+# resolved (a stamp under ~/.m2), it does nothing and prints nothing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+want_peer=0
+for arg in "$@"; do
+  case "$arg" in
+    peer) want_peer=1 ;;
+    *) echo "usage: $0 [peer]" >&2; exit 2 ;;
+  esac
+done
+
+# --- JDK 17 and Maven --------------------------------------------------------
+java_major() {
+  # "17.0.15" -> 17; "1.8.0_392" -> 8
+  local v
+  v=$(java -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')
+  case "$v" in 1.*) echo "${v#1.}" ;; *) echo "${v%%.*}" ;; esac
+}
+missing=()
+if ! command -v javac >/dev/null || [ "$(java_major 2>/dev/null || echo 0)" -lt 17 ]; then
+  missing+=(openjdk-17-jdk-headless)
+fi
+command -v mvn >/dev/null || missing+=(maven)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "== installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+if [ "$(java_major)" -lt 17 ]; then
+  echo "java on PATH is older than 17; set JAVA_HOME/PATH to a JDK 17 or newer" >&2
+  exit 1
+fi
+
+# --- Maven artifacts -----------------------------------------------------------
+m2="${MAVEN_REPO:-$HOME/.m2/repository}"
+stamp_dir="$HOME/.m2/ferrobase-stamps"
+mkdir -p "$stamp_dir"
+
+# resolve DIR GOALS...: runs the goals online once per pom content.
+resolve() {
+  local dir=$1; shift
+  local sum stamp
+  sum=$(cat "$dir/pom.xml" "$0" | sha256sum | cut -c1-16)
+  stamp="$stamp_dir/$(basename "$dir")-$sum"
+  if [ -f "$stamp" ] && [ -d "$m2" ]; then
+    return 0
+  fi
+  echo "== resolving Maven artifacts of ${dir#"$root"/} into ${m2}"
+  local log
+  log=$(mktemp)
+  if ! (cd "$dir" && mvn -B -q "$@") >"$log" 2>&1; then
+    cat "$log" >&2
+    rm -f "$log"
+    echo "resolving the artifacts of $dir failed" >&2
+    exit 1
+  fi
+  rm -f "$log"
+  touch "$stamp"
+}
+
+# The interop tests: compile them and let Surefire fetch its JUnit Platform
+# provider by running it on a tag no test has (no server is started).
+resolve "$root/interop/java" \
+  test -Dgroups=resolve-artifacts-only -Dsurefire.failIfNoSpecifiedTests=false
+
+if [ "$want_peer" -eq 1 ]; then
+  # The peer: Apache HBase's server jars and their dependencies, and the
+  # classpath file scripts/hbase-peer.sh starts it with.
+  resolve "$root/interop/hbase-peer" \
+    compile dependency:build-classpath -Dmdep.outputFile=target/classpath.txt
+fi
