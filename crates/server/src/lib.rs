@@ -28,7 +28,7 @@ pub mod row_lock;
 pub mod scanner_leases;
 pub mod service;
 pub mod split;
-pub mod splits;
+pub mod split_points;
 pub mod standalone;
 
 pub use error::{Result, ServerError};

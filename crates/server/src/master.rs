@@ -8,7 +8,7 @@
 use crate::coordination::Coordination;
 use crate::error::{Result, ServerError};
 use crate::meta::{MetaStore, TableMeta};
-use crate::splits;
+use crate::split_points;
 use ferrobase_proto::{ErrorCode, pb, schema};
 use ferrobase_storage::RegionInfo;
 use ferrobase_storage::fs::Storage;
@@ -113,9 +113,9 @@ impl Master {
             .ok_or_else(|| ServerError::new(ErrorCode::InvalidRequest, "create needs a schema"))?;
         let descriptor = schema::table_from_pb(&schema)?;
         let keys = if !req.splits.is_empty() {
-            splits::check_splits(req.splits.iter().map(|s| s.to_vec()).collect())?
+            split_points::check_splits(req.splits.iter().map(|s| s.to_vec()).collect())?
         } else if req.num_regions > 1 {
-            splits::split_keys(&req.split_algo, req.num_regions)?
+            split_points::split_keys(&req.split_algo, req.num_regions)?
         } else {
             Vec::new()
         };
