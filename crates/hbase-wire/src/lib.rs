@@ -85,6 +85,15 @@
 //!
 //! This crate never opens a socket, never blocks, and never panics or
 //! allocates on a length from the network that it has not checked.
+//!
+//! # Testing
+//!
+//! Unit tests sit beside each module: golden bytes written by hand from
+//! HBase's format, seeded property tests (round trips, garbage, truncation)
+//! and HBase's own constants (meta's encoded name `1588230740`). `fuzz/` holds
+//! cargo-fuzz targets for the frame, cell-block and filter decoders, in a
+//! workspace of its own: `RUSTC_BOOTSTRAP=1 cargo fuzz run frame_decoder`
+//! from `crates/hbase-wire`.
 
 #![deny(clippy::indexing_slicing)]
 
