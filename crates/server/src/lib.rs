@@ -8,7 +8,8 @@
 //! [`service`], [`standalone`], and distributed mode: [`etcd`] (sessions,
 //! registration, election, remote region servers) and [`distributed`] (the
 //! master and region server processes); helpers [`handler_pool`],
-//! [`scanner_leases`], [`row_lock`], [`splits`], [`error`]. This crate
+//! [`scanner_leases`], [`row_lock`], [`split_points`], [`error`]; [`hbase_rpc`]
+//! serves HBase's native RPC on the same port as gRPC. This crate
 //! never reaches into the engine's internals: only the storage crate's
 //! public API.
 
@@ -18,6 +19,7 @@ pub mod distributed;
 pub mod error;
 pub mod etcd;
 pub mod handler_pool;
+pub mod hbase_rpc;
 pub mod master;
 pub mod meta;
 pub mod read_path;

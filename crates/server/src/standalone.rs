@@ -77,7 +77,20 @@ impl Standalone {
         .map_err(|e| ServerError::new(ErrorCode::Internal, e.to_string()))??;
 
         let (tx, rx) = oneshot::channel::<()>();
-        let incoming = crate::nodelay_incoming(listener);
+        let start_code = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let hbase = Arc::new(crate::hbase_rpc::HBaseRpc {
+            // One standalone server is one cluster.
+            cluster_id: "ferrobase-standalone".to_string(),
+            server: ferrobase_hbase_wire::names::ServerName::new(
+                &addr.ip().to_string(),
+                addr.port(),
+                start_code,
+            ),
+        });
+        // HBase's native RPC and gRPC share the port (crate::hbase_rpc).
+        let incoming = crate::hbase_rpc::split_incoming(listener, hbase);
         let master_svc = MasterServer::new(MasterService(master.clone()))
             .max_decoding_message_size(MAX_MESSAGE_BYTES)
             .max_encoding_message_size(MAX_MESSAGE_BYTES);

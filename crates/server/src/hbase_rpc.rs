@@ -1,0 +1,255 @@
+//! HBase's native RPC on the server's port, beside gRPC: each accepted
+//! connection's first bytes decide. HBase clients open with `HBas` (or the
+//! 2.6 registry's `Regist`, or `Securi`); gRPC clients with the HTTP/2
+//! preface `PRI `. HBase connections are served here; every other
+//! connection is handed on, untouched, to the gRPC server through the
+//! stream [`split_incoming`] returns. One port serves both, as one port
+//! serves HBase's services, so a client's `hbase.client.bootstrap.servers`
+//! names the same `host:port` as ferrobase's own clients.
+//!
+//! What is answered: the connection registry (`Regist` and
+//! `ClientMetaService`: cluster id, active master, masters, bootstrap
+//! nodes, meta location). Every other service and method is answered with
+//! HBase's `DoNotRetryIOException` wrapping an
+//! `UnsupportedOperationException` that names it, so a Java client fails
+//! at once with a message saying what is missing instead of retrying.
+//!
+//! This module owns sockets and dispatch only; the bytes are
+//! `ferrobase-hbase-wire`'s. It never lets one connection's bad bytes reach
+//! another: a decode error is answered with HBase's
+//! `FatalConnectionException` and that connection alone is closed.
+
+use bytes::BytesMut;
+use ferrobase_hbase_wire::frame::{self, NO_CALL_ID, ServerDecoder, ServerEvent};
+use ferrobase_hbase_wire::names::{RegionName, ServerName};
+use ferrobase_hbase_wire::{ExceptionClass, HBaseException, RequestFrame, pb};
+use prost::Message;
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+
+/// How long a new connection may take to send the bytes that tell its
+/// protocol before it is handed to gRPC (which applies its own timeouts).
+const SNIFF_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Bytes needed to tell HBase from HTTP/2 (`HBas`/`Regi`/`Secu` vs `PRI `).
+const SNIFF_BYTES: usize = 4;
+
+/// Who this server is to HBase clients.
+#[derive(Clone, Debug)]
+pub struct HBaseRpc {
+    /// The cluster id the registry answers.
+    pub cluster_id: String,
+    /// This server (also the master in standalone mode).
+    pub server: ServerName,
+}
+
+impl HBaseRpc {
+    /// Answers one event; false when the connection is to be closed after
+    /// what `out` holds is written.
+    fn event(&self, event: ServerEvent, service: &mut String, out: &mut BytesMut) -> bool {
+        match event {
+            ServerEvent::RegistryPreamble => {
+                let resp = pb::GetConnectionRegistryResponse {
+                    cluster_id: self.cluster_id.clone(),
+                };
+                let _ = frame::encode_response(out, NO_CALL_ID, &resp, None);
+                false
+            }
+            ServerEvent::SecurityPreamble => {
+                let e = HBaseException::new(
+                    ExceptionClass::FatalConnection,
+                    "security is not enabled on this ferrobase server (SIMPLE authentication only)",
+                );
+                let _ = frame::encode_exception(out, NO_CALL_ID, &e.to_response());
+                true
+            }
+            ServerEvent::ConnectionHeader(h) => {
+                *service = h.service_name.unwrap_or_default();
+                true
+            }
+            ServerEvent::Call(call) => {
+                self.call(service, &call, out);
+                true
+            }
+            // Events a newer wire crate may add: nothing to answer.
+            _ => true,
+        }
+    }
+
+    fn call(&self, service: &str, call: &RequestFrame, out: &mut BytesMut) {
+        let id = call.call_id();
+        let done = match (service, call.method()) {
+            ("ClientMetaService", "GetClusterId") => respond(
+                out,
+                id,
+                &pb::GetClusterIdResponse {
+                    cluster_id: Some(self.cluster_id.clone()),
+                },
+            ),
+            ("ClientMetaService", "GetActiveMaster") => respond(
+                out,
+                id,
+                &pb::GetActiveMasterResponse {
+                    server_name: Some(self.server.to_pb()),
+                },
+            ),
+            ("ClientMetaService", "GetMasters") => respond(
+                out,
+                id,
+                &pb::GetMastersResponse {
+                    master_servers: vec![pb::GetMastersResponseEntry {
+                        server_name: self.server.to_pb(),
+                        is_active: true,
+                    }],
+                },
+            ),
+            ("ClientMetaService", "GetBootstrapNodes") => respond(
+                out,
+                id,
+                &pb::GetBootstrapNodesResponse {
+                    server_name: vec![self.server.to_pb()],
+                },
+            ),
+            ("ClientMetaService", "GetMetaRegionLocations") => respond(
+                out,
+                id,
+                &pb::GetMetaRegionLocationsResponse {
+                    meta_locations: vec![pb::RegionLocation {
+                        region_info: RegionName::meta().region_info(b""),
+                        server_name: Some(self.server.to_pb()),
+                        seq_num: -1,
+                    }],
+                },
+            ),
+            (service, method) => {
+                let e = HBaseException::unsupported_method(service, method);
+                frame::encode_exception(out, id, &e.to_response()).is_ok()
+            }
+        };
+        if !done {
+            let e = HBaseException::new(
+                ExceptionClass::DoNotRetryIo,
+                format!("could not encode the answer to {service}.{}", call.method()),
+            );
+            let _ = frame::encode_exception(out, id, &e.to_response());
+        }
+    }
+
+    /// Serves one HBase connection until the client closes it or sends
+    /// bytes that cannot be trusted.
+    async fn serve(self: Arc<Self>, mut stream: TcpStream) {
+        let mut decoder = ServerDecoder::default();
+        let mut buf = BytesMut::with_capacity(64 * 1024);
+        let mut out = BytesMut::new();
+        let mut service = String::new();
+        loop {
+            match stream.read_buf(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+            let mut open = true;
+            while open {
+                match decoder.decode(&mut buf) {
+                    Ok(None) => break,
+                    Ok(Some(event)) => open = self.event(event, &mut service, &mut out),
+                    Err(e) => {
+                        tracing::debug!("HBase RPC connection closed: {e}");
+                        let _ = frame::encode_exception(
+                            &mut out,
+                            NO_CALL_ID,
+                            &e.exception().to_response(),
+                        );
+                        open = false;
+                    }
+                }
+            }
+            if !out.is_empty() {
+                if stream.write_all(&out).await.is_err() {
+                    return;
+                }
+                out.clear();
+            }
+            if !open {
+                let _ = stream.shutdown().await;
+                return;
+            }
+        }
+    }
+}
+
+fn respond<M: Message>(out: &mut BytesMut, call_id: u32, message: &M) -> bool {
+    frame::encode_response(out, call_id, message, None).is_ok()
+}
+
+/// True when the connection speaks HBase RPC; false for anything else
+/// (HTTP/2), for a connection closed before it said, or one silent for
+/// [`SNIFF_TIMEOUT`].
+async fn speaks_hbase(stream: &TcpStream) -> bool {
+    let sniff = async {
+        let mut head = [0u8; SNIFF_BYTES];
+        loop {
+            let n = match stream.peek(&mut head).await {
+                Ok(n) => n,
+                Err(_) => return false,
+            };
+            let Some(seen) = head.get(..n) else {
+                return false;
+            };
+            if n == 0 || !frame::looks_like_hbase(seen) {
+                return false;
+            }
+            if n >= SNIFF_BYTES {
+                return true;
+            }
+            // A prefix of an HBase preamble: wait for the rest.
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    };
+    tokio::time::timeout(SNIFF_TIMEOUT, sniff)
+        .await
+        .unwrap_or(false)
+}
+
+/// Accepts connections on `listener` (Nagle off), serves the HBase ones
+/// and yields the others for `tonic`'s `serve_with_incoming*`. Accepting
+/// stops when the returned stream is dropped (the gRPC server stopped), so
+/// the port is free again for a restart.
+pub fn split_incoming(
+    listener: TcpListener,
+    rpc: Arc<HBaseRpc>,
+) -> ReceiverStream<io::Result<TcpStream>> {
+    let (tx, rx) = mpsc::channel::<io::Result<TcpStream>>(64);
+    tokio::spawn(async move {
+        loop {
+            let accepted = tokio::select! {
+                _ = tx.closed() => return,
+                a = listener.accept() => a,
+            };
+            let stream = match accepted {
+                Ok((s, _)) => s,
+                Err(e) => {
+                    // Out of file descriptors and the like: wait, go on.
+                    tracing::warn!("accept failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            };
+            let _ = stream.set_nodelay(true);
+            let tx = tx.clone();
+            let rpc = rpc.clone();
+            tokio::spawn(async move {
+                if speaks_hbase(&stream).await {
+                    rpc.serve(stream).await;
+                } else {
+                    let _ = tx.send(Ok(stream)).await;
+                }
+            });
+        }
+    });
+    ReceiverStream::new(rx)
+}

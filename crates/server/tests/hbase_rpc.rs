@@ -1,0 +1,149 @@
+//! HBase's native RPC on the server's port: the 2.6 registry preamble, a
+//! ClientMetaService connection, an unsupported call answered with HBase's
+//! DoNotRetryIOException, garbage answered with a FatalConnectionException
+//! on that connection alone, and gRPC still served on the same port.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use bytes::BytesMut;
+use ferrobase_hbase_wire::frame::{self, AuthMethod, DEFAULT_MAX_FRAME, ResponseFrame};
+use ferrobase_hbase_wire::pb;
+use std::net::SocketAddr;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// Reads one response frame; `None` when the server closed first.
+async fn read_response(s: &mut TcpStream, buf: &mut BytesMut) -> Option<ResponseFrame> {
+    loop {
+        if let Some(r) = frame::decode_response(buf, DEFAULT_MAX_FRAME).unwrap() {
+            return Some(r);
+        }
+        if s.read_buf(buf).await.unwrap() == 0 {
+            return None;
+        }
+    }
+}
+
+async fn client_meta_connection(addr: SocketAddr) -> TcpStream {
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    let mut out = BytesMut::new();
+    frame::encode_preamble(&mut out, AuthMethod::Simple);
+    let header = pb::ConnectionHeader {
+        service_name: Some("ClientMetaService".into()),
+        cell_block_codec_class: Some("org.apache.hadoop.hbase.codec.KeyValueCodec".into()),
+        ..Default::default()
+    };
+    frame::encode_connection_header(&mut out, &header).unwrap();
+    s.write_all(&out).await.unwrap();
+    s
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn registry_and_client_meta_service() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, conn) = common::start_on(dir.path(), common::settings()).await;
+    let addr = server.addr();
+
+    // The 2.6 client's first connection: six bytes, one answer, closed.
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    s.write_all(b"Regist").await.unwrap();
+    let mut buf = BytesMut::new();
+    let r = read_response(&mut s, &mut buf).await.unwrap();
+    assert_eq!(r.call_id(), frame::NO_CALL_ID);
+    let id: pb::GetConnectionRegistryResponse = r.decode_message().unwrap();
+    assert_eq!(id.cluster_id, "ferrobase-standalone");
+    assert!(read_response(&mut s, &mut buf).await.is_none());
+
+    // A registry connection: calls answered by call id, pipelined.
+    let mut s = client_meta_connection(addr).await;
+    let mut out = BytesMut::new();
+    frame::encode_request(
+        &mut out,
+        1,
+        "GetClusterId",
+        &pb::GetClusterIdRequest {},
+        None,
+    )
+    .unwrap();
+    frame::encode_request(
+        &mut out,
+        2,
+        "GetActiveMaster",
+        &pb::GetActiveMasterRequest {},
+        None,
+    )
+    .unwrap();
+    let locations = pb::GetMetaRegionLocationsRequest {};
+    frame::encode_request(&mut out, 3, "GetMetaRegionLocations", &locations, None).unwrap();
+    frame::encode_request(
+        &mut out,
+        4,
+        "NoSuchMethod",
+        &pb::GetClusterIdRequest {},
+        None,
+    )
+    .unwrap();
+    s.write_all(&out).await.unwrap();
+    let mut buf = BytesMut::new();
+
+    let r = read_response(&mut s, &mut buf).await.unwrap();
+    assert_eq!(r.call_id(), 1);
+    let m: pb::GetClusterIdResponse = r.decode_message().unwrap();
+    assert_eq!(m.cluster_id.as_deref(), Some("ferrobase-standalone"));
+
+    let r = read_response(&mut s, &mut buf).await.unwrap();
+    assert_eq!(r.call_id(), 2);
+    let m: pb::GetActiveMasterResponse = r.decode_message().unwrap();
+    let master = m.server_name.unwrap();
+    assert_eq!(master.port, Some(u32::from(addr.port())));
+    assert_eq!(master.host_name, addr.ip().to_string());
+
+    let r = read_response(&mut s, &mut buf).await.unwrap();
+    assert_eq!(r.call_id(), 3);
+    let m: pb::GetMetaRegionLocationsResponse = r.decode_message().unwrap();
+    let meta = &m.meta_locations[0];
+    assert_eq!(meta.region_info.table_name.qualifier, b"meta".as_slice());
+    assert_eq!(meta.region_info.table_name.namespace, b"hbase".as_slice());
+
+    let r = read_response(&mut s, &mut buf).await.unwrap();
+    assert_eq!(r.call_id(), 4);
+    let e = r.header.exception.unwrap();
+    assert_eq!(
+        e.exception_class_name.as_deref(),
+        Some("org.apache.hadoop.hbase.DoNotRetryIOException")
+    );
+    assert!(e.stack_trace.unwrap_or_default().contains("NoSuchMethod"));
+
+    // Garbage after the magic: this connection gets a fatal error and is
+    // closed; the server goes on serving both protocols.
+    let mut bad = TcpStream::connect(addr).await.unwrap();
+    bad.write_all(b"HBas\x09\x50\xff\xff\xff\xff")
+        .await
+        .unwrap();
+    let mut buf = BytesMut::new();
+    let r = read_response(&mut bad, &mut buf).await.unwrap();
+    let e = r.header.exception.unwrap();
+    assert!(
+        e.exception_class_name
+            .as_deref()
+            .is_some_and(|c| c.starts_with("org.apache.hadoop.hbase.ipc.")),
+        "{e:?}"
+    );
+    assert!(read_response(&mut bad, &mut buf).await.is_none());
+
+    let mut out = BytesMut::new();
+    frame::encode_request(
+        &mut out,
+        9,
+        "GetClusterId",
+        &pb::GetClusterIdRequest {},
+        None,
+    )
+    .unwrap();
+    s.write_all(&out).await.unwrap();
+    let mut buf = BytesMut::new();
+    assert_eq!(read_response(&mut s, &mut buf).await.unwrap().call_id(), 9);
+    assert!(conn.admin().list_tables().await.unwrap().is_empty());
+    server.stop().await.unwrap();
+}
