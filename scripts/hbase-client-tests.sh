@@ -12,6 +12,7 @@
 #   FERROBASE_BIN   the ferrobase binary to test; when unset, it is built
 #                   (cargo build --release -p ferrobase) and taken from the
 #                   cargo target directory
+#   FERROBASE_PROFILE=debug  build and test the debug binary instead
 #   HBASE_TARGET=peer  run the same tests against an already running server
 #                   instead (e.g. the real Apache HBase of scripts/hbase-peer.sh),
 #                   at HBASE_BOOTSTRAP (default 127.0.0.1:16020); nothing is built
@@ -21,10 +22,16 @@ root=$(pwd)
 
 if [ "${HBASE_TARGET:-ferrobase}" != "peer" ] && [ -z "${FERROBASE_BIN:-}" ]; then
   target_dir=${CARGO_TARGET_DIR:-$root/target}
-  echo "== building ferrobase (cargo build --release -p ferrobase)"
+  profile=${FERROBASE_PROFILE:-release}
+  case "$profile" in
+    release) build=(--release) dir=release ;;
+    debug) build=() dir=debug ;;
+    *) echo "FERROBASE_PROFILE must be release or debug" >&2; exit 2 ;;
+  esac
+  echo "== building ferrobase (cargo build ${build[*]} -p ferrobase)"
   # One build at a time on this machine: cargo builds share the lock.
-  flock /tmp/ferrobase-build.lock cargo build --release -q -p ferrobase
-  FERROBASE_BIN="$target_dir/release/ferrobase"
+  flock /tmp/ferrobase-build.lock cargo build "${build[@]}" -q -p ferrobase
+  FERROBASE_BIN="$target_dir/$dir/ferrobase"
   export FERROBASE_BIN
 fi
 

@@ -22,6 +22,7 @@
 #   hbase.client.bootstrap.servers=127.0.0.1:$HBASE_PEER_RS_PORT
 # e.g. HBASE_TARGET=peer HBASE_BOOTSTRAP=127.0.0.1:16020 scripts/hbase-client-tests.sh
 set -euo pipefail
+trap 'echo "hbase-peer.sh: line $LINENO failed: $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/.."
 root=$(pwd)
 project="$root/interop/hbase-peer"
@@ -42,7 +43,7 @@ running_pid() {
   local pid
   pid=$(cat "$pidfile")
   # Only our own JVM: the pid must still run the peer's main class.
-  if [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q 'io.ferrobase.peer.HBasePeer'; then
+  if [ -r "/proc/$pid/cmdline" ] && grep -qa 'io.ferrobase.peer.HBasePeer' "/proc/$pid/cmdline"; then
     echo "$pid"
     return 0
   fi

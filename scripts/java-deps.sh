@@ -10,6 +10,7 @@
 # Idempotent: when a project's pom has not changed since its artifacts were
 # resolved (a stamp under ~/.m2), it does nothing and prints nothing.
 set -euo pipefail
+trap 'echo "java-deps.sh: line $LINENO failed: $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/.."
 root=$(pwd)
 

@@ -87,12 +87,12 @@ public final class TestTarget {
     // Fail fast: a missing server feature should be a test failure in seconds.
     conf.setInt("hbase.client.retries.number", 3);
     conf.setLong("hbase.client.pause", 100);
-    conf.setInt("hbase.rpc.timeout", 20_000);
-    conf.setInt("hbase.rpc.read.timeout", 20_000);
-    conf.setInt("hbase.rpc.write.timeout", 20_000);
-    conf.setInt("hbase.client.operation.timeout", 60_000);
-    conf.setInt("hbase.client.meta.operation.timeout", 60_000);
-    conf.setInt("hbase.client.scanner.timeout.period", 60_000);
+    conf.setInt("hbase.rpc.timeout", 10_000);
+    conf.setInt("hbase.rpc.read.timeout", 10_000);
+    conf.setInt("hbase.rpc.write.timeout", 10_000);
+    conf.setInt("hbase.client.operation.timeout", 30_000);
+    conf.setInt("hbase.client.meta.operation.timeout", 30_000);
+    conf.setInt("hbase.client.scanner.timeout.period", 30_000);
     conf.setInt("hbase.client.sync.wait.timeout.msec", 60_000);
     conf.setInt("hbase.client.start.log.errors.counter", 1);
     return conf;
