@@ -9,7 +9,8 @@
 //!
 //! What is answered: the connection registry (`Regist` and
 //! `ClientMetaService`: cluster id, active master, masters, bootstrap
-//! nodes, meta location). Every other service and method is answered with
+//! nodes, meta location) and, where this server is the master,
+//! `MasterService.IsMasterRunning` and `GetTableNames`. Every other service and method is answered with
 //! HBase's `DoNotRetryIOException` wrapping an
 //! `UnsupportedOperationException` that names it, so a Java client fails
 //! at once with a message saying what is missing instead of retrying.
@@ -19,8 +20,10 @@
 //! another: a decode error is answered with HBase's
 //! `FatalConnectionException` and that connection alone is closed.
 
+use crate::master::Master;
 use bytes::BytesMut;
 use ferrobase_hbase_wire::frame::{self, NO_CALL_ID, ServerDecoder, ServerEvent};
+use ferrobase_hbase_wire::names::TableName;
 use ferrobase_hbase_wire::names::{RegionName, ServerName};
 use ferrobase_hbase_wire::{ExceptionClass, HBaseException, RequestFrame, pb};
 use prost::Message;
@@ -40,12 +43,15 @@ const SNIFF_TIMEOUT: Duration = Duration::from_secs(10);
 const SNIFF_BYTES: usize = 4;
 
 /// Who this server is to HBase clients.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct HBaseRpc {
     /// The cluster id the registry answers.
     pub cluster_id: String,
     /// This server (also the master in standalone mode).
     pub server: ServerName,
+    /// The master, where this server is it (standalone): answers
+    /// `MasterService`.
+    pub master: Option<Arc<Master>>,
 }
 
 impl HBaseRpc {
@@ -126,6 +132,24 @@ impl HBaseRpc {
                     }],
                 },
             ),
+            ("MasterService", "IsMasterRunning") => respond(
+                out,
+                id,
+                &pb::IsMasterRunningResponse {
+                    is_master_running: self.master.is_some(),
+                },
+            ),
+            ("MasterService", "GetTableNames") if self.master.is_some() => {
+                match call.decode_param::<pb::GetTableNamesRequest>() {
+                    Ok(req) => match self.table_names(&req) {
+                        Ok(resp) => respond(out, id, &resp),
+                        Err(e) => frame::encode_exception(out, id, &e.to_response()).is_ok(),
+                    },
+                    Err(e) => {
+                        frame::encode_exception(out, id, &e.exception().to_response()).is_ok()
+                    }
+                }
+            }
             (service, method) => {
                 let e = HBaseException::unsupported_method(service, method);
                 frame::encode_exception(out, id, &e.to_response()).is_ok()
@@ -138,6 +162,43 @@ impl HBaseRpc {
             );
             let _ = frame::encode_exception(out, id, &e.to_response());
         }
+    }
+
+    /// `Admin.listTableNames`: user tables, optionally of one namespace.
+    fn table_names(
+        &self,
+        req: &pb::GetTableNamesRequest,
+    ) -> Result<pb::GetTableNamesResponse, HBaseException> {
+        if req.regex.as_deref().is_some_and(|r| !r.is_empty()) {
+            return Err(HBaseException::new(
+                ExceptionClass::DoNotRetryIo,
+                "listTableNames with a pattern is not supported by ferrobase yet",
+            ));
+        }
+        let master = self.master.as_ref().ok_or_else(|| {
+            HBaseException::new(
+                ExceptionClass::DoNotRetryIo,
+                "this server is not the master",
+            )
+        })?;
+        let mut names = Vec::new();
+        for name in master.list_tables() {
+            let Ok(t) = TableName::parse(&name) else {
+                continue;
+            };
+            if t.is_system() && !req.include_sys_tables.unwrap_or(false) {
+                continue;
+            }
+            if req
+                .namespace
+                .as_deref()
+                .is_some_and(|ns| ns != t.namespace())
+            {
+                continue;
+            }
+            names.push(t.to_pb());
+        }
+        Ok(pb::GetTableNamesResponse { table_names: names })
     }
 
     /// Serves one HBase connection until the client closes it or sends

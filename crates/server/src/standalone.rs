@@ -88,6 +88,7 @@ impl Standalone {
                 addr.port(),
                 start_code,
             ),
+            master: Some(master.clone()),
         });
         // HBase's native RPC and gRPC share the port (crate::hbase_rpc).
         let incoming = crate::hbase_rpc::split_incoming(listener, hbase);

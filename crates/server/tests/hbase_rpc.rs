@@ -26,11 +26,15 @@ async fn read_response(s: &mut TcpStream, buf: &mut BytesMut) -> Option<Response
 }
 
 async fn client_meta_connection(addr: SocketAddr) -> TcpStream {
+    connection(addr, "ClientMetaService").await
+}
+
+async fn connection(addr: SocketAddr, service: &str) -> TcpStream {
     let mut s = TcpStream::connect(addr).await.unwrap();
     let mut out = BytesMut::new();
     frame::encode_preamble(&mut out, AuthMethod::Simple);
     let header = pb::ConnectionHeader {
-        service_name: Some("ClientMetaService".into()),
+        service_name: Some(service.into()),
         cell_block_codec_class: Some("org.apache.hadoop.hbase.codec.KeyValueCodec".into()),
         ..Default::default()
     };
@@ -145,5 +149,58 @@ async fn registry_and_client_meta_service() {
     let mut buf = BytesMut::new();
     assert_eq!(read_response(&mut s, &mut buf).await.unwrap().call_id(), 9);
     assert!(conn.admin().list_tables().await.unwrap().is_empty());
+    server.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn master_service_lists_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, conn) = common::start_on(dir.path(), common::settings()).await;
+    for name in ["t1", "ns1:t2"] {
+        conn.admin()
+            .create_table(&common::table(name, &["f"]), &[])
+            .await
+            .unwrap();
+    }
+    let mut s = connection(server.addr(), "MasterService").await;
+    let mut out = BytesMut::new();
+    let running = pb::IsMasterRunningRequest {};
+    frame::encode_request(&mut out, 1, "IsMasterRunning", &running, None).unwrap();
+    let all = pb::GetTableNamesRequest::default();
+    frame::encode_request(&mut out, 2, "GetTableNames", &all, None).unwrap();
+    let ns1 = pb::GetTableNamesRequest {
+        namespace: Some("ns1".into()),
+        ..Default::default()
+    };
+    frame::encode_request(&mut out, 3, "GetTableNames", &ns1, None).unwrap();
+    s.write_all(&out).await.unwrap();
+    let mut buf = BytesMut::new();
+
+    let r = read_response(&mut s, &mut buf).await.unwrap();
+    let m: pb::IsMasterRunningResponse = r.decode_message().unwrap();
+    assert!(m.is_master_running);
+
+    let names = |r: ResponseFrame| {
+        let m: pb::GetTableNamesResponse = r.decode_message().unwrap();
+        let mut v: Vec<String> = m
+            .table_names
+            .iter()
+            .map(|t| {
+                format!(
+                    "{}:{}",
+                    String::from_utf8_lossy(&t.namespace),
+                    String::from_utf8_lossy(&t.qualifier)
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let r = read_response(&mut s, &mut buf).await.unwrap();
+    assert_eq!(r.call_id(), 2);
+    assert_eq!(names(r), ["default:t1", "ns1:t2"]);
+    let r = read_response(&mut s, &mut buf).await.unwrap();
+    assert_eq!(r.call_id(), 3);
+    assert_eq!(names(r), ["ns1:t2"]);
     server.stop().await.unwrap();
 }
