@@ -10,7 +10,8 @@
 //! What is answered: the connection registry (`Regist` and
 //! `ClientMetaService`: cluster id, active master, masters, bootstrap
 //! nodes, meta location) and, where this server is the master,
-//! `MasterService.IsMasterRunning` and `GetTableNames`. Every other service and method is answered with
+//! `MasterService.IsMasterRunning`, `GetTableNames` and
+//! `ListTableNamesByNamespace`. Every other service and method is answered with
 //! HBase's `DoNotRetryIOException` wrapping an
 //! `UnsupportedOperationException` that names it, so a Java client fails
 //! at once with a message saying what is missing instead of retrying.
@@ -139,6 +140,30 @@ impl HBaseRpc {
                     is_master_running: self.master.is_some(),
                 },
             ),
+            ("MasterService", "ListTableNamesByNamespace") if self.master.is_some() => {
+                match call.decode_param::<pb::ListTableNamesByNamespaceRequest>() {
+                    Ok(req) => {
+                        let all = pb::GetTableNamesRequest {
+                            regex: None,
+                            include_sys_tables: Some(true),
+                            namespace: Some(req.namespace_name),
+                        };
+                        match self.table_names(&all) {
+                            Ok(resp) => respond(
+                                out,
+                                id,
+                                &pb::ListTableNamesByNamespaceResponse {
+                                    table_name: resp.table_names,
+                                },
+                            ),
+                            Err(e) => frame::encode_exception(out, id, &e.to_response()).is_ok(),
+                        }
+                    }
+                    Err(e) => {
+                        frame::encode_exception(out, id, &e.exception().to_response()).is_ok()
+                    }
+                }
+            }
             ("MasterService", "GetTableNames") if self.master.is_some() => {
                 match call.decode_param::<pb::GetTableNamesRequest>() {
                     Ok(req) => match self.table_names(&req) {
@@ -164,7 +189,9 @@ impl HBaseRpc {
         }
     }
 
-    /// `Admin.listTableNames`: user tables, optionally of one namespace.
+    /// `Admin.listTableNames` (`listTableNamesByNamespace`): user tables,
+    /// with `hbase:meta` when system tables are asked for, optionally of
+    /// one namespace.
     fn table_names(
         &self,
         req: &pb::GetTableNamesRequest,
@@ -182,11 +209,21 @@ impl HBaseRpc {
             )
         })?;
         let mut names = Vec::new();
+        let meta = TableName::meta();
+        let include_sys = req.include_sys_tables.unwrap_or(false);
+        if include_sys
+            && req
+                .namespace
+                .as_deref()
+                .is_none_or(|ns| ns == meta.namespace())
+        {
+            names.push(meta.to_pb());
+        }
         for name in master.list_tables() {
             let Ok(t) = TableName::parse(&name) else {
                 continue;
             };
-            if t.is_system() && !req.include_sys_tables.unwrap_or(false) {
+            if t.is_system() && !include_sys {
                 continue;
             }
             if req

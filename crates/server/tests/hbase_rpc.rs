@@ -173,6 +173,10 @@ async fn master_service_lists_tables() {
         ..Default::default()
     };
     frame::encode_request(&mut out, 3, "GetTableNames", &ns1, None).unwrap();
+    let system = pb::ListTableNamesByNamespaceRequest {
+        namespace_name: "hbase".into(),
+    };
+    frame::encode_request(&mut out, 4, "ListTableNamesByNamespace", &system, None).unwrap();
     s.write_all(&out).await.unwrap();
     let mut buf = BytesMut::new();
 
@@ -202,5 +206,10 @@ async fn master_service_lists_tables() {
     let r = read_response(&mut s, &mut buf).await.unwrap();
     assert_eq!(r.call_id(), 3);
     assert_eq!(names(r), ["ns1:t2"]);
+    let r = read_response(&mut s, &mut buf).await.unwrap();
+    assert_eq!(r.call_id(), 4);
+    let m: pb::ListTableNamesByNamespaceResponse = r.decode_message().unwrap();
+    assert_eq!(m.table_name.len(), 1);
+    assert_eq!(m.table_name[0].qualifier, b"meta".as_slice());
     server.stop().await.unwrap();
 }
