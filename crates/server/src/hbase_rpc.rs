@@ -11,7 +11,8 @@
 //! `ClientMetaService`: cluster id, active master, masters, bootstrap
 //! nodes, meta location) and, where this server is the master,
 //! `MasterService.IsMasterRunning`, `GetTableNames` and
-//! `ListTableNamesByNamespace`. Every other service and method is answered with
+//! `ListTableNamesByNamespace`, and the one read of `hbase:meta` that
+//! `Admin.tableExists` makes (a Get of `table:state`). Every other service and method is answered with
 //! HBase's `DoNotRetryIOException` wrapping an
 //! `UnsupportedOperationException` that names it, so a Java client fails
 //! at once with a message saying what is missing instead of retrying.
@@ -23,10 +24,13 @@
 
 use crate::master::Master;
 use bytes::BytesMut;
+use ferrobase_hbase_wire::cellblock::CellCodec;
+use ferrobase_hbase_wire::convert::mutation::{cell_to_pb, result_to_pb};
 use ferrobase_hbase_wire::frame::{self, NO_CALL_ID, ServerDecoder, ServerEvent};
-use ferrobase_hbase_wire::names::TableName;
 use ferrobase_hbase_wire::names::{RegionName, ServerName};
+use ferrobase_hbase_wire::names::{TableName, with_pb_magic};
 use ferrobase_hbase_wire::{ExceptionClass, HBaseException, RequestFrame, pb};
+use ferrobase_types::Cell;
 use prost::Message;
 use std::io;
 use std::sync::Arc;
@@ -58,7 +62,7 @@ pub struct HBaseRpc {
 impl HBaseRpc {
     /// Answers one event; false when the connection is to be closed after
     /// what `out` holds is written.
-    fn event(&self, event: ServerEvent, service: &mut String, out: &mut BytesMut) -> bool {
+    fn event(&self, event: ServerEvent, conn: &mut Connection, out: &mut BytesMut) -> bool {
         match event {
             ServerEvent::RegistryPreamble => {
                 let resp = pb::GetConnectionRegistryResponse {
@@ -76,11 +80,18 @@ impl HBaseRpc {
                 true
             }
             ServerEvent::ConnectionHeader(h) => {
-                *service = h.service_name.unwrap_or_default();
+                match CellCodec::from_connection_header(&h) {
+                    Ok(codec) => conn.codec = codec,
+                    Err(e) => {
+                        let _ = frame::encode_exception(out, NO_CALL_ID, &e.to_response());
+                        return false;
+                    }
+                }
+                conn.service = h.service_name.unwrap_or_default();
                 true
             }
             ServerEvent::Call(call) => {
-                self.call(service, &call, out);
+                self.call(conn, &call, out);
                 true
             }
             // Events a newer wire crate may add: nothing to answer.
@@ -88,8 +99,9 @@ impl HBaseRpc {
         }
     }
 
-    fn call(&self, service: &str, call: &RequestFrame, out: &mut BytesMut) {
+    fn call(&self, conn: &Connection, call: &RequestFrame, out: &mut BytesMut) {
         let id = call.call_id();
+        let service = conn.service.as_str();
         let done = match (service, call.method()) {
             ("ClientMetaService", "GetClusterId") => respond(
                 out,
@@ -175,6 +187,14 @@ impl HBaseRpc {
                     }
                 }
             }
+            ("ClientService", "Get") if self.is_meta_table_state_get(call) => {
+                match self.meta_table_state(call, conn.codec) {
+                    Ok((resp, block)) => {
+                        frame::encode_response(out, id, &resp, Some(&block)).is_ok()
+                    }
+                    Err(e) => frame::encode_exception(out, id, &e.to_response()).is_ok(),
+                }
+            }
             (service, method) => {
                 let e = HBaseException::unsupported_method(service, method);
                 frame::encode_exception(out, id, &e.to_response()).is_ok()
@@ -238,13 +258,77 @@ impl HBaseRpc {
         Ok(pb::GetTableNamesResponse { table_names: names })
     }
 
+    /// A Get on `hbase:meta` for `table:state` only: what
+    /// `Admin.tableExists` sends. Other meta reads are not served yet.
+    fn is_meta_table_state_get(&self, call: &RequestFrame) -> bool {
+        let Ok(req) = call.decode_param::<pb::GetRequest>() else {
+            return false;
+        };
+        let meta = RegionName::meta().specifier();
+        let on_meta = req.region.value == meta.value || &req.region.value[..] == b"1588230740";
+        on_meta
+            && self.master.is_some()
+            && req.get.column.len() == 1
+            && req.get.column.iter().all(|c| {
+                &c.family[..] == b"table"
+                    && (c.qualifier.is_empty() || c.qualifier.iter().all(|q| &q[..] == b"state"))
+            })
+    }
+
+    /// The `table:state` cell of a table's meta row (`PBUF` + `TableState`),
+    /// or no cell when the table does not exist.
+    fn meta_table_state(
+        &self,
+        call: &RequestFrame,
+        codec: Option<CellCodec>,
+    ) -> Result<(pb::GetResponse, BytesMut), HBaseException> {
+        let req = call
+            .decode_param::<pb::GetRequest>()
+            .map_err(|e| e.exception())?;
+        let master = self.master.as_ref().ok_or_else(|| {
+            HBaseException::new(
+                ExceptionClass::DoNotRetryIo,
+                "this server is not the master",
+            )
+        })?;
+        let row = req.get.row.clone();
+        let name = String::from_utf8_lossy(&row).into_owned();
+        let mut cells = Vec::new();
+        if let Ok(enabled) = master.is_enabled(&name) {
+            let state = if enabled {
+                pb::table_state::State::Enabled
+            } else {
+                pb::table_state::State::Disabled
+            };
+            let value = with_pb_magic(&pb::TableState {
+                state: state as i32,
+            });
+            cells.push(Cell::put(row, "table", "state", 0, value));
+        }
+        let mut block = BytesMut::new();
+        let result = match codec {
+            Some(codec) => result_to_pb(&cells, codec, &mut block)
+                .map_err(|e| HBaseException::new(ExceptionClass::DoNotRetryIo, e.to_string()))?,
+            None => pb::Result {
+                cell: cells.iter().map(cell_to_pb).collect(),
+                ..Default::default()
+            },
+        };
+        Ok((
+            pb::GetResponse {
+                result: Some(result),
+            },
+            block,
+        ))
+    }
+
     /// Serves one HBase connection until the client closes it or sends
     /// bytes that cannot be trusted.
     async fn serve(self: Arc<Self>, mut stream: TcpStream) {
         let mut decoder = ServerDecoder::default();
         let mut buf = BytesMut::with_capacity(64 * 1024);
         let mut out = BytesMut::new();
-        let mut service = String::new();
+        let mut conn = Connection::default();
         loop {
             match stream.read_buf(&mut buf).await {
                 Ok(0) | Err(_) => return,
@@ -254,7 +338,7 @@ impl HBaseRpc {
             while open {
                 match decoder.decode(&mut buf) {
                     Ok(None) => break,
-                    Ok(Some(event)) => open = self.event(event, &mut service, &mut out),
+                    Ok(Some(event)) => open = self.event(event, &mut conn, &mut out),
                     Err(e) => {
                         tracing::debug!("HBase RPC connection closed: {e}");
                         let _ = frame::encode_exception(
@@ -278,6 +362,15 @@ impl HBaseRpc {
             }
         }
     }
+}
+
+/// What one connection said about itself in its header.
+#[derive(Default)]
+struct Connection {
+    /// The one service the connection calls (`ClientService`, ...).
+    service: String,
+    /// How cells travel; `None`: inside the messages.
+    codec: Option<CellCodec>,
 }
 
 fn respond<M: Message>(out: &mut BytesMut, call_id: u32, message: &M) -> bool {

@@ -213,3 +213,45 @@ async fn master_service_lists_tables() {
     assert_eq!(m.table_name[0].qualifier, b"meta".as_slice());
     server.stop().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn table_exists_reads_meta_table_state() {
+    use ferrobase_hbase_wire::RegionName;
+    use ferrobase_hbase_wire::cellblock::decode_cells;
+    let dir = tempfile::tempdir().unwrap();
+    let (server, conn) = common::start_on(dir.path(), common::settings()).await;
+    conn.admin()
+        .create_table(&common::table("t1", &["f"]), &[])
+        .await
+        .unwrap();
+    let mut s = connection(server.addr(), "ClientService").await;
+    let get = |row: &str| pb::GetRequest {
+        region: RegionName::meta().specifier(),
+        get: pb::Get {
+            row: row.as_bytes().to_vec().into(),
+            column: vec![pb::Column {
+                family: "table".into(),
+                qualifier: vec!["state".into()],
+            }],
+            ..Default::default()
+        },
+    };
+    let mut out = BytesMut::new();
+    frame::encode_request(&mut out, 1, "Get", &get("t1"), None).unwrap();
+    frame::encode_request(&mut out, 2, "Get", &get("missing"), None).unwrap();
+    s.write_all(&out).await.unwrap();
+    let mut buf = BytesMut::new();
+
+    let r = read_response(&mut s, &mut buf).await.unwrap();
+    let m: pb::GetResponse = r.decode_message().unwrap();
+    assert_eq!(m.result.unwrap().associated_cell_count, Some(1));
+    let cells = decode_cells(&r.cell_block.unwrap()).unwrap();
+    assert_eq!(&cells[0].row[..], b"t1");
+    assert_eq!(&cells[0].qualifier[..], b"state");
+    assert!(cells[0].value.starts_with(b"PBUF"));
+
+    let r = read_response(&mut s, &mut buf).await.unwrap();
+    let m: pb::GetResponse = r.decode_message().unwrap();
+    assert_eq!(m.result.unwrap().associated_cell_count, Some(0));
+    server.stop().await.unwrap();
+}
