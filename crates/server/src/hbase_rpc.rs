@@ -11,7 +11,8 @@
 //! `ClientMetaService`: cluster id, active master, masters, bootstrap
 //! nodes, meta location) and, where this server is the master,
 //! `MasterService.IsMasterRunning`, `GetTableNames` and
-//! `ListTableNamesByNamespace`, and the one read of `hbase:meta` that
+//! `ListTableNamesByNamespace`, `CreateTable` (with `getProcedureResult`
+//! answering its procedure finished), and the one read of `hbase:meta` that
 //! `Admin.tableExists` makes (a Get of `table:state`). Every other service and method is answered with
 //! HBase's `DoNotRetryIOException` wrapping an
 //! `UnsupportedOperationException` that names it, so a Java client fails
@@ -26,14 +27,17 @@ use crate::master::Master;
 use bytes::BytesMut;
 use ferrobase_hbase_wire::cellblock::CellCodec;
 use ferrobase_hbase_wire::convert::mutation::{cell_to_pb, result_to_pb};
+use ferrobase_hbase_wire::convert::schema::table_from_pb;
 use ferrobase_hbase_wire::frame::{self, NO_CALL_ID, ServerDecoder, ServerEvent};
 use ferrobase_hbase_wire::names::{RegionName, ServerName};
 use ferrobase_hbase_wire::names::{TableName, with_pb_magic};
 use ferrobase_hbase_wire::{ExceptionClass, HBaseException, RequestFrame, pb};
+use ferrobase_proto::ErrorCode;
 use ferrobase_types::Cell;
 use prost::Message;
 use std::io;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -57,6 +61,8 @@ pub struct HBaseRpc {
     /// The master, where this server is it (standalone): answers
     /// `MasterService`.
     pub master: Option<Arc<Master>>,
+    /// Procedure ids handed out for DDL (each finished when answered).
+    pub procedures: Arc<AtomicU64>,
 }
 
 impl HBaseRpc {
@@ -176,6 +182,22 @@ impl HBaseRpc {
                     }
                 }
             }
+            ("MasterService", "CreateTable") if self.master.is_some() => {
+                match self.create_table(call) {
+                    Ok(proc_id) => respond(
+                        out,
+                        id,
+                        &pb::CreateTableResponse {
+                            proc_id: Some(proc_id),
+                        },
+                    ),
+                    Err(e) => frame::encode_exception(out, id, &e.to_response()).is_ok(),
+                }
+            }
+            // HBase's method name starts lower case.
+            ("MasterService", "getProcedureResult" | "GetProcedureResult") => {
+                self.procedure_result(call, id, out)
+            }
             ("MasterService", "GetTableNames") if self.master.is_some() => {
                 match call.decode_param::<pb::GetTableNamesRequest>() {
                     Ok(req) => match self.table_names(&req) {
@@ -256,6 +278,69 @@ impl HBaseRpc {
             names.push(t.to_pb());
         }
         Ok(pb::GetTableNamesResponse { table_names: names })
+    }
+
+    /// `Admin.createTable`: DDL runs to completion before the answer, so
+    /// the procedure id it returns is already finished.
+    fn create_table(&self, call: &RequestFrame) -> Result<u64, HBaseException> {
+        let req = call
+            .decode_param::<pb::CreateTableRequest>()
+            .map_err(|e| e.exception())?;
+        let master = self.master.as_ref().ok_or_else(|| {
+            HBaseException::new(
+                ExceptionClass::DoNotRetryIo,
+                "this server is not the master",
+            )
+        })?;
+        let schema = table_from_pb(&req.table_schema)
+            .map_err(|e| HBaseException::new(ExceptionClass::DoNotRetryIo, e.to_string()))?;
+        let create = ferrobase_proto::pb::CreateTableRequest {
+            schema: Some(ferrobase_proto::schema::table_to_pb(&schema.descriptor)),
+            splits: req.split_keys,
+            ..Default::default()
+        };
+        // Creating a table writes and opens regions: off the async worker.
+        let run = || master.create_table(create);
+        let done = match tokio::runtime::Handle::try_current() {
+            Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+                tokio::task::block_in_place(run)
+            }
+            _ => run(),
+        };
+        done.map_err(|e| {
+            let class = match e.code {
+                ErrorCode::TableExists => ExceptionClass::TableExists,
+                ErrorCode::TableNotFound => ExceptionClass::TableNotFound,
+                _ => ExceptionClass::DoNotRetryIo,
+            };
+            HBaseException::new(class, e.message)
+        })?;
+        Ok(self.procedures.fetch_add(1, Ordering::Relaxed) + 1)
+    }
+
+    /// Every procedure this server handed out is finished; others are
+    /// unknown.
+    fn procedure_result(&self, call: &RequestFrame, id: u32, out: &mut BytesMut) -> bool {
+        use pb::get_procedure_result_response::State;
+        let state = match call.decode_param::<pb::GetProcedureResultRequest>() {
+            Ok(req)
+                if req.proc_id >= 1 && req.proc_id <= self.procedures.load(Ordering::Relaxed) =>
+            {
+                State::Finished
+            }
+            Ok(_) => State::NotFound,
+            Err(e) => {
+                return frame::encode_exception(out, id, &e.exception().to_response()).is_ok();
+            }
+        };
+        respond(
+            out,
+            id,
+            &pb::GetProcedureResultResponse {
+                state: state as i32,
+                ..Default::default()
+            },
+        )
     }
 
     /// A Get on `hbase:meta` for `table:state` only: what

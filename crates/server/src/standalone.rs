@@ -89,6 +89,7 @@ impl Standalone {
                 start_code,
             ),
             master: Some(master.clone()),
+            procedures: Default::default(),
         });
         // HBase's native RPC and gRPC share the port (crate::hbase_rpc).
         let incoming = crate::hbase_rpc::split_incoming(listener, hbase);

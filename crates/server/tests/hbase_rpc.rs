@@ -255,3 +255,60 @@ async fn table_exists_reads_meta_table_state() {
     assert_eq!(m.result.unwrap().associated_cell_count, Some(0));
     server.stop().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_table_with_split_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, conn) = common::start_on(dir.path(), common::settings()).await;
+    let mut s = connection(server.addr(), "MasterService").await;
+    let pair = |k: &str, v: &str| pb::BytesBytesPair {
+        first: k.as_bytes().to_vec().into(),
+        second: v.as_bytes().to_vec().into(),
+    };
+    let create = pb::CreateTableRequest {
+        table_schema: pb::TableSchema {
+            table_name: Some(pb::TableName {
+                namespace: "default".into(),
+                qualifier: "made".into(),
+            }),
+            column_families: vec![pb::ColumnFamilySchema {
+                name: "f".into(),
+                attributes: vec![pair("VERSIONS", "3"), pair("BLOOMFILTER", "ROW")],
+                ..Default::default()
+            }],
+            ..Default::default()
+        },
+        split_keys: vec!["m".into()],
+        ..Default::default()
+    };
+    let mut out = BytesMut::new();
+    frame::encode_request(&mut out, 1, "CreateTable", &create, None).unwrap();
+    frame::encode_request(&mut out, 2, "CreateTable", &create, None).unwrap();
+    s.write_all(&out).await.unwrap();
+    let mut buf = BytesMut::new();
+    let r = read_response(&mut s, &mut buf).await.unwrap();
+    let m: pb::CreateTableResponse = r.decode_message().unwrap();
+    let proc_id = m.proc_id.unwrap();
+    let r = read_response(&mut s, &mut buf).await.unwrap();
+    let e = r.header.exception.unwrap();
+    assert_eq!(
+        e.exception_class_name.as_deref(),
+        Some("org.apache.hadoop.hbase.TableExistsException")
+    );
+
+    let mut out = BytesMut::new();
+    let poll = pb::GetProcedureResultRequest { proc_id };
+    frame::encode_request(&mut out, 3, "getProcedureResult", &poll, None).unwrap();
+    s.write_all(&out).await.unwrap();
+    let r = read_response(&mut s, &mut buf).await.unwrap();
+    let m: pb::GetProcedureResultResponse = r.decode_message().unwrap();
+    assert_eq!(
+        m.state,
+        pb::get_procedure_result_response::State::Finished as i32
+    );
+
+    let d = conn.admin().describe("made").await.unwrap();
+    assert_eq!(d.regions.len(), 2);
+    assert_eq!(d.descriptor.families[0].versions, 3);
+    server.stop().await.unwrap();
+}
