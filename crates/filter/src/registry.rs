@@ -7,6 +7,30 @@ use crate::comparator::{Comparator, CompareOp};
 use crate::error::FilterError;
 use crate::filter::{ColumnRange, Filter, SingleColumnValue};
 
+/// One call of each filter (each usage form), for tests here and in the
+/// crates that carry filters in other encodings (HBase's protobufs).
+pub const EXAMPLES: &[&str] = &[
+    "KeyOnlyFilter()",
+    "KeyOnlyFilter(true)",
+    "FirstKeyOnlyFilter()",
+    "PrefixFilter('r')",
+    "ColumnPrefixFilter('q')",
+    "MultipleColumnPrefixFilter('a', 'b')",
+    "ColumnCountGetFilter(2)",
+    "PageFilter(10)",
+    "ColumnPaginationFilter(2, 1)",
+    "InclusiveStopFilter('r5')",
+    "TimestampsFilter(1, 2, 3)",
+    "RowFilter(<=, 'binary:r')",
+    "FamilyFilter(=, 'binaryprefix:f')",
+    "QualifierFilter(!=, 'substring:x')",
+    "ValueFilter(=, 'regexstring:^v[0-9]+$')",
+    "ColumnRangeFilter('a', true, 'c', false)",
+    "SingleColumnValueFilter('f', 'q', >, 'binary:5')",
+    "SingleColumnValueFilter('f', 'q', =, 'binary:5', true, false)",
+    "SingleColumnValueExcludeFilter('f', 'q', =, 'binary:5')",
+];
+
 /// Every filter name the language knows, as HBase spells them.
 pub const FILTER_NAMES: &[&str] = &[
     "KeyOnlyFilter",
@@ -299,6 +323,7 @@ pub fn build(
 
 #[cfg(test)]
 mod tests {
+    use super::EXAMPLES;
     use crate::parse;
 
     fn err(s: &str) -> String {
@@ -310,27 +335,7 @@ mod tests {
 
     #[test]
     fn every_name_parses_with_its_usage() -> anyhow::Result<()> {
-        for s in [
-            "KeyOnlyFilter()",
-            "KeyOnlyFilter(true)",
-            "FirstKeyOnlyFilter()",
-            "PrefixFilter('r')",
-            "ColumnPrefixFilter('q')",
-            "MultipleColumnPrefixFilter('a', 'b')",
-            "ColumnCountGetFilter(2)",
-            "PageFilter(10)",
-            "ColumnPaginationFilter(2, 1)",
-            "InclusiveStopFilter('r5')",
-            "TimestampsFilter(1, 2, 3)",
-            "RowFilter(<=, 'binary:r')",
-            "FamilyFilter(=, 'binaryprefix:f')",
-            "QualifierFilter(!=, 'substring:x')",
-            "ValueFilter(=, 'regexstring:^v[0-9]+$')",
-            "ColumnRangeFilter('a', true, 'c', false)",
-            "SingleColumnValueFilter('f', 'q', >, 'binary:5')",
-            "SingleColumnValueFilter('f', 'q', =, 'binary:5', true, false)",
-            "SingleColumnValueExcludeFilter('f', 'q', =, 'binary:5')",
-        ] {
+        for s in EXAMPLES {
             parse(s).map_err(|e| anyhow::anyhow!("{s}: {e}"))?;
         }
         Ok(())
