@@ -159,68 +159,55 @@ impl HBaseRpc {
                 },
             ),
             ("MasterService", "ListTableNamesByNamespace") if self.master.is_some() => {
-                match call.decode_param::<pb::ListTableNamesByNamespaceRequest>() {
-                    Ok(req) => {
-                        let all = pb::GetTableNamesRequest {
-                            regex: None,
-                            include_sys_tables: Some(true),
-                            namespace: Some(req.namespace_name),
-                        };
-                        match self.table_names(&all) {
-                            Ok(resp) => respond(
-                                out,
-                                id,
-                                &pb::ListTableNamesByNamespaceResponse {
-                                    table_name: resp.table_names,
-                                },
-                            ),
-                            Err(e) => frame::encode_exception(out, id, &e.to_response()).is_ok(),
-                        }
-                    }
-                    Err(e) => {
-                        frame::encode_exception(out, id, &e.exception().to_response()).is_ok()
-                    }
-                }
+                let names = param::<pb::ListTableNamesByNamespaceRequest>(call).and_then(|req| {
+                    self.table_names(&pb::GetTableNamesRequest {
+                        regex: None,
+                        include_sys_tables: Some(true),
+                        namespace: Some(req.namespace_name),
+                    })
+                });
+                answer(
+                    out,
+                    id,
+                    names.map(|r| pb::ListTableNamesByNamespaceResponse {
+                        table_name: r.table_names,
+                    }),
+                )
             }
             ("MasterService", "CreateTable") if self.master.is_some() => {
-                match self.create_table(call) {
-                    Ok(proc_id) => respond(
-                        out,
-                        id,
-                        &pb::CreateTableResponse {
-                            proc_id: Some(proc_id),
-                        },
-                    ),
-                    Err(e) => frame::encode_exception(out, id, &e.to_response()).is_ok(),
-                }
+                let created = self
+                    .create_table(call)
+                    .map(|proc_id| pb::CreateTableResponse {
+                        proc_id: Some(proc_id),
+                    });
+                answer(out, id, created)
             }
             // HBase's method name starts lower case.
             ("MasterService", "getProcedureResult" | "GetProcedureResult") => {
-                self.procedure_result(call, id, out)
+                answer(out, id, self.procedure_result(call))
             }
             ("MasterService", "GetTableNames") if self.master.is_some() => {
-                match call.decode_param::<pb::GetTableNamesRequest>() {
-                    Ok(req) => match self.table_names(&req) {
-                        Ok(resp) => respond(out, id, &resp),
-                        Err(e) => frame::encode_exception(out, id, &e.to_response()).is_ok(),
-                    },
-                    Err(e) => {
-                        frame::encode_exception(out, id, &e.exception().to_response()).is_ok()
+                let names =
+                    param::<pb::GetTableNamesRequest>(call).and_then(|req| self.table_names(&req));
+                answer(out, id, names)
+            }
+            ("ClientService", "Get") => match param::<pb::GetRequest>(call) {
+                Ok(req) if self.is_meta_table_state_get(&req) => {
+                    match self.meta_table_state(&req, conn.codec) {
+                        Ok((resp, block)) => {
+                            frame::encode_response(out, id, &resp, Some(&block)).is_ok()
+                        }
+                        Err(e) => fail(out, id, &e),
                     }
                 }
-            }
-            ("ClientService", "Get") if self.is_meta_table_state_get(call) => {
-                match self.meta_table_state(call, conn.codec) {
-                    Ok((resp, block)) => {
-                        frame::encode_response(out, id, &resp, Some(&block)).is_ok()
-                    }
-                    Err(e) => frame::encode_exception(out, id, &e.to_response()).is_ok(),
-                }
-            }
-            (service, method) => {
-                let e = HBaseException::unsupported_method(service, method);
-                frame::encode_exception(out, id, &e.to_response()).is_ok()
-            }
+                Ok(_) => fail(out, id, &HBaseException::unsupported_method(service, "Get")),
+                Err(e) => fail(out, id, &e),
+            },
+            (service, method) => fail(
+                out,
+                id,
+                &HBaseException::unsupported_method(service, method),
+            ),
         };
         if !done {
             let e = HBaseException::new(
@@ -283,9 +270,7 @@ impl HBaseRpc {
     /// `Admin.createTable`: DDL runs to completion before the answer, so
     /// the procedure id it returns is already finished.
     fn create_table(&self, call: &RequestFrame) -> Result<u64, HBaseException> {
-        let req = call
-            .decode_param::<pb::CreateTableRequest>()
-            .map_err(|e| e.exception())?;
+        let req = param::<pb::CreateTableRequest>(call)?;
         let master = self.master.as_ref().ok_or_else(|| {
             HBaseException::new(
                 ExceptionClass::DoNotRetryIo,
@@ -320,35 +305,27 @@ impl HBaseRpc {
 
     /// Every procedure this server handed out is finished; others are
     /// unknown.
-    fn procedure_result(&self, call: &RequestFrame, id: u32, out: &mut BytesMut) -> bool {
+    fn procedure_result(
+        &self,
+        call: &RequestFrame,
+    ) -> Result<pb::GetProcedureResultResponse, HBaseException> {
         use pb::get_procedure_result_response::State;
-        let state = match call.decode_param::<pb::GetProcedureResultRequest>() {
-            Ok(req)
-                if req.proc_id >= 1 && req.proc_id <= self.procedures.load(Ordering::Relaxed) =>
-            {
-                State::Finished
-            }
-            Ok(_) => State::NotFound,
-            Err(e) => {
-                return frame::encode_exception(out, id, &e.exception().to_response()).is_ok();
-            }
+        let req = param::<pb::GetProcedureResultRequest>(call)?;
+        let handed_out = 1..=self.procedures.load(Ordering::Relaxed);
+        let state = if handed_out.contains(&req.proc_id) {
+            State::Finished
+        } else {
+            State::NotFound
         };
-        respond(
-            out,
-            id,
-            &pb::GetProcedureResultResponse {
-                state: state as i32,
-                ..Default::default()
-            },
-        )
+        Ok(pb::GetProcedureResultResponse {
+            state: state as i32,
+            ..Default::default()
+        })
     }
 
     /// A Get on `hbase:meta` for `table:state` only: what
     /// `Admin.tableExists` sends. Other meta reads are not served yet.
-    fn is_meta_table_state_get(&self, call: &RequestFrame) -> bool {
-        let Ok(req) = call.decode_param::<pb::GetRequest>() else {
-            return false;
-        };
+    fn is_meta_table_state_get(&self, req: &pb::GetRequest) -> bool {
         let meta = RegionName::meta().specifier();
         let on_meta = req.region.value == meta.value || &req.region.value[..] == b"1588230740";
         on_meta
@@ -364,12 +341,9 @@ impl HBaseRpc {
     /// or no cell when the table does not exist.
     fn meta_table_state(
         &self,
-        call: &RequestFrame,
+        req: &pb::GetRequest,
         codec: Option<CellCodec>,
     ) -> Result<(pb::GetResponse, BytesMut), HBaseException> {
-        let req = call
-            .decode_param::<pb::GetRequest>()
-            .map_err(|e| e.exception())?;
         let master = self.master.as_ref().ok_or_else(|| {
             HBaseException::new(
                 ExceptionClass::DoNotRetryIo,
@@ -460,6 +434,23 @@ struct Connection {
 
 fn respond<M: Message>(out: &mut BytesMut, call_id: u32, message: &M) -> bool {
     frame::encode_response(out, call_id, message, None).is_ok()
+}
+
+/// Answers a call with its result or its exception.
+fn answer<M: Message>(out: &mut BytesMut, call_id: u32, result: Result<M, HBaseException>) -> bool {
+    match result {
+        Ok(m) => respond(out, call_id, &m),
+        Err(e) => fail(out, call_id, &e),
+    }
+}
+
+fn fail(out: &mut BytesMut, call_id: u32, e: &HBaseException) -> bool {
+    frame::encode_exception(out, call_id, &e.to_response()).is_ok()
+}
+
+/// A call's parameter; a malformed one is HBase's DoNotRetryIOException.
+fn param<M: Message + Default>(call: &RequestFrame) -> Result<M, HBaseException> {
+    call.decode_param().map_err(|e| e.exception())
 }
 
 /// True when the connection speaks HBase RPC; false for anything else
