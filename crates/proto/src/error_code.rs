@@ -62,6 +62,8 @@ codes! {
     Io => "IO_ERROR", Internal, false;
     Internal => "INTERNAL", Internal, false;
     InvalidFilter => "INVALID_FILTER", InvalidArgument, false;
+    NamespaceNotFound => "NAMESPACE_NOT_FOUND", NotFound, false;
+    NamespaceExists => "NAMESPACE_EXISTS", AlreadyExists, false;
 }
 
 impl std::fmt::Display for ErrorCode {

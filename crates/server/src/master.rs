@@ -14,9 +14,12 @@ use ferrobase_storage::RegionInfo;
 use ferrobase_storage::fs::Storage;
 use ferrobase_types::TableDescriptor;
 use parking_lot::Mutex;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+/// Namespaces that always exist.
+pub const BUILTIN_NAMESPACES: [&str; 2] = ["default", "hbase"];
 
 /// The master.
 pub struct Master {
@@ -151,6 +154,88 @@ impl Master {
             schema: Some(schema::table_to_pb(&t.descriptor)),
             enabled: t.enabled,
             regions: self.locations(&t),
+        })
+    }
+
+    /// Every namespace with its configuration: `default`, `hbase` and
+    /// those users created.
+    pub fn namespaces(&self) -> BTreeMap<String, BTreeMap<String, String>> {
+        let mut all = self.meta.snapshot().namespaces;
+        for builtin in BUILTIN_NAMESPACES {
+            all.entry(builtin.to_string()).or_default();
+        }
+        all
+    }
+
+    /// Creates a namespace.
+    pub fn create_namespace(&self, name: &str, config: BTreeMap<String, String>) -> Result<()> {
+        let valid =
+            !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        if !valid {
+            return Err(ServerError::new(
+                ErrorCode::InvalidRequest,
+                format!(
+                    "namespace name '{name}' is invalid: only letters, digits and '_' are allowed"
+                ),
+            ));
+        }
+        let _ddl = self.ddl.lock();
+        self.meta.update(|m| {
+            if BUILTIN_NAMESPACES.contains(&name) || m.namespaces.contains_key(name) {
+                return Err(ServerError::new(
+                    ErrorCode::NamespaceExists,
+                    format!("namespace '{name}' already exists"),
+                ));
+            }
+            m.namespaces.insert(name.to_string(), config);
+            Ok(())
+        })
+    }
+
+    /// Replaces a user namespace's configuration.
+    pub fn modify_namespace(&self, name: &str, config: BTreeMap<String, String>) -> Result<()> {
+        let _ddl = self.ddl.lock();
+        self.meta.update(|m| match m.namespaces.get_mut(name) {
+            Some(c) => {
+                *c = config;
+                Ok(())
+            }
+            None if BUILTIN_NAMESPACES.contains(&name) => Err(ServerError::new(
+                ErrorCode::InvalidRequest,
+                format!("namespace '{name}' is reserved and cannot be modified"),
+            )),
+            None => Err(ServerError::new(
+                ErrorCode::NamespaceNotFound,
+                format!("namespace '{name}' does not exist"),
+            )),
+        })
+    }
+
+    /// Deletes an empty namespace (not `default` or `hbase`).
+    pub fn delete_namespace(&self, name: &str) -> Result<()> {
+        let _ddl = self.ddl.lock();
+        self.meta.update(|m| {
+            if BUILTIN_NAMESPACES.contains(&name) {
+                return Err(ServerError::new(
+                    ErrorCode::InvalidRequest,
+                    format!("namespace '{name}' is reserved and cannot be deleted"),
+                ));
+            }
+            if !m.namespaces.contains_key(name) {
+                return Err(ServerError::new(
+                    ErrorCode::NamespaceNotFound,
+                    format!("namespace '{name}' does not exist"),
+                ));
+            }
+            let prefix = format!("{name}:");
+            if m.tables.keys().any(|t| t.starts_with(&prefix)) {
+                return Err(ServerError::new(
+                    ErrorCode::InvalidRequest,
+                    format!("namespace '{name}' has tables: drop them first"),
+                ));
+            }
+            m.namespaces.remove(name);
+            Ok(())
         })
     }
 
@@ -311,6 +396,19 @@ impl Master {
             ));
         }
         Ok(self.locations(&t))
+    }
+
+    /// Whether the table is enabled, and its regions with where they are
+    /// online (no server while it is disabled): what `hbase:meta` shows.
+    pub fn table_regions(&self, name: &str) -> Result<(bool, Vec<pb::RegionLocation>)> {
+        let t = self.table(name)?;
+        let mut regions = self.locations(&t);
+        if !t.enabled {
+            for r in &mut regions {
+                r.server.clear();
+            }
+        }
+        Ok((t.enabled, regions))
     }
 
     fn locations(&self, t: &TableMeta) -> Vec<pb::RegionLocation> {

@@ -33,6 +33,10 @@ pub struct TableMeta {
 pub struct MetaState {
     pub next_region_id: u64,
     pub tables: BTreeMap<String, TableMeta>,
+    /// Namespaces created by users, with their configuration; `default`
+    /// and `hbase` always exist and are not listed here.
+    #[serde(default)]
+    pub namespaces: BTreeMap<String, BTreeMap<String, String>>,
 }
 
 impl MetaState {

@@ -58,6 +58,14 @@ pub fn parse_filter(spec: Option<&pb::ReadSpec>) -> Result<Option<Arc<Filter>>> 
         .map_err(|e| ServerError::new(ErrorCode::InvalidFilter, format!("invalid filter: {e}")))
 }
 
+/// Rows as read: each row's key with its cells, in request or scan order.
+pub type Rows = Vec<(Bytes, Vec<Cell>)>;
+
+/// Rows in ferrobase's cell-block form.
+pub fn encode_rows(rows: &Rows) -> Bytes {
+    cellblock::encode_results(rows.iter().map(|(r, c)| (&r[..], &c[..])))
+}
+
 /// Reads `rows` of a region with the spec's filter; one result row per
 /// requested row (empty when filtered out).
 pub fn get(
@@ -66,23 +74,32 @@ pub fn get(
     rows: &[Bytes],
     spec: Option<&pb::ReadSpec>,
 ) -> Result<Bytes> {
-    let Some(filter) = parse_filter(spec)? else {
-        return rs.get(region, rows, spec);
+    let filter = parse_filter(spec)?;
+    Ok(encode_rows(&get_rows(rs, region, rows, spec, filter)?))
+}
+
+/// [`get`] with the filter already parsed (or built from another
+/// protocol's filter messages); `spec.filter` is not looked at.
+pub fn get_rows(
+    rs: &RegionServer,
+    region: u64,
+    rows: &[Bytes],
+    spec: Option<&pb::ReadSpec>,
+    filter: Option<Arc<Filter>>,
+) -> Result<Rows> {
+    let Some(filter) = filter else {
+        return rs.get_rows(region, rows, spec);
     };
     let (wide, versions) = widen(spec);
-    let block = rs.get(region, rows, Some(&wide))?;
-    let results = cellblock::decode_results(block)?;
-    let filtered: Vec<(Bytes, Vec<Cell>)> = results
+    let results = rs.get_rows(region, rows, Some(&wide))?;
+    Ok(results
         .into_iter()
         .map(|(row, cells)| {
             // Each row of a multi-get is its own read, as in HBase.
             let cells = ScanFilter::new(filter.clone(), false).filter_row(cells);
             (row, trim_versions(cells, versions))
         })
-        .collect();
-    Ok(cellblock::encode_results(
-        filtered.iter().map(|(r, c)| (&r[..], &c[..])),
-    ))
+        .collect())
 }
 
 /// A scan call's answer.
@@ -93,17 +110,44 @@ pub struct ScanReply {
     pub filter_done: bool,
 }
 
-impl From<pb::ScanResponse> for ScanReply {
-    fn from(response: pb::ScanResponse) -> ScanReply {
-        ScanReply {
-            response,
-            filter_done: false,
-        }
-    }
+/// A scan call's answer, its rows not yet encoded for a protocol.
+#[derive(Default)]
+pub struct ScanRows {
+    /// The scanner to continue with; 0 when none was kept.
+    pub scanner_id: u64,
+    pub rows: Rows,
+    /// False when the region has no more rows for this scan.
+    pub more: bool,
+    /// The filter can pass no later row in any region.
+    pub filter_done: bool,
 }
 
 /// Opens or continues a scan, filtered and/or reversed as asked.
 pub fn scan(rs: &RegionServer, req: pb::ScanRequest) -> Result<ScanReply> {
+    let filter = if req.scanner_id == 0 {
+        parse_filter(req.spec.as_ref())?
+    } else {
+        None
+    };
+    let r = scan_rows(rs, req, filter)?;
+    Ok(ScanReply {
+        response: pb::ScanResponse {
+            scanner_id: r.scanner_id,
+            cells: encode_rows(&r.rows),
+            rows: r.rows.len() as u32,
+            more: r.more,
+        },
+        filter_done: r.filter_done,
+    })
+}
+
+/// [`scan`] with the opening call's filter already parsed (`spec.filter`
+/// is not looked at); a continuation uses the filter its lease holds.
+pub fn scan_rows(
+    rs: &RegionServer,
+    req: pb::ScanRequest,
+    filter: Option<Arc<Filter>>,
+) -> Result<ScanRows> {
     if req.scanner_id != 0 {
         if !req.close {
             let lease = rs.scanners().checkout(req.scanner_id)?;
@@ -112,11 +156,10 @@ pub fn scan(rs: &RegionServer, req: pb::ScanRequest) -> Result<ScanReply> {
                 return continue_scan(rs, &req, &lease);
             }
         }
-        return rs.scan(req).map(ScanReply::from);
+        return rs.scan_rows(req);
     }
-    let filter = parse_filter(req.spec.as_ref())?;
     if filter.is_none() && !req.reversed {
-        return rs.scan(req).map(ScanReply::from);
+        return rs.scan_rows(req);
     }
     let region = online_region(rs, req.region_id)?;
     let mut scan = Scan::default();
@@ -129,7 +172,7 @@ pub fn scan(rs: &RegionServer, req: pb::ScanRequest) -> Result<ScanReply> {
     apply_spec(&region, spec, &mut scan)?;
     let (start, stop) = region.info().clip(&req.start_row, &req.stop_row);
     if !stop.is_empty() && start >= stop {
-        return Ok(pb::ScanResponse::default().into());
+        return Ok(ScanRows::default());
     }
     scan.start_row = start;
     scan.stop_row = stop;
@@ -146,18 +189,16 @@ pub fn scan(rs: &RegionServer, req: pb::ScanRequest) -> Result<ScanReply> {
         region.scan(&scan)?
     };
     let f = fetch(&mut scanner, &mut state, &req)?;
-    let scanner_id = if crate::scanner_leases::keeps_lease(&req, f.more, f.rows) {
+    let rows = f.rows.len() as u32;
+    let scanner_id = if crate::scanner_leases::keeps_lease(&req, f.more, rows) {
         rs.scanners().register_with(scanner, req.region_id, state)
     } else {
         0
     };
-    Ok(ScanReply {
-        response: pb::ScanResponse {
-            scanner_id,
-            cells: f.cells,
-            rows: f.rows,
-            more: f.more && scanner_id != 0,
-        },
+    Ok(ScanRows {
+        scanner_id,
+        rows: f.rows,
+        more: f.more && scanner_id != 0,
         filter_done: f.scan_done,
     })
 }
@@ -166,28 +207,24 @@ fn continue_scan(
     rs: &RegionServer,
     req: &pb::ScanRequest,
     lease: &Arc<parking_lot::Mutex<crate::scanner_leases::Lease>>,
-) -> Result<ScanReply> {
+) -> Result<ScanRows> {
     let mut l = lease.lock();
     let l = &mut *l;
     let f = fetch(&mut l.scanner, &mut l.state, req)?;
     if !f.more {
         rs.scanners().close(req.scanner_id);
     }
-    Ok(ScanReply {
-        response: pb::ScanResponse {
-            scanner_id: req.scanner_id,
-            cells: f.cells,
-            rows: f.rows,
-            more: f.more,
-        },
+    Ok(ScanRows {
+        scanner_id: req.scanner_id,
+        rows: f.rows,
+        more: f.more,
         filter_done: f.scan_done,
     })
 }
 
 /// One batch of a scan's rows.
 struct Fetched {
-    cells: Bytes,
-    rows: u32,
+    rows: Rows,
     more: bool,
     scan_done: bool,
 }
@@ -204,7 +241,7 @@ fn fetch(
     } else {
         req.caching as usize
     };
-    let mut rows: Vec<(Bytes, Vec<Cell>)> = Vec::new();
+    let mut rows: Rows = Vec::new();
     let mut size = 0u64;
     let mut examined = 0usize;
     let mut more = true;
@@ -241,8 +278,7 @@ fn fetch(
     }
     let scan_done = state.filter.as_ref().is_some_and(ScanFilter::scan_done);
     Ok(Fetched {
-        rows: rows.len() as u32,
-        cells: cellblock::encode_results(rows.iter().map(|(r, c)| (&r[..], &c[..]))),
+        rows,
         more,
         scan_done,
     })

@@ -9,6 +9,7 @@
 
 use crate::error::{Result, ServerError};
 use crate::handler_pool::HandlerPool;
+use crate::read_path::{Rows, ScanRows};
 use crate::row_lock::RowLocks;
 use crate::scanner_leases::ScannerLeases;
 use bytes::Bytes;
@@ -199,7 +200,8 @@ impl RegionServer {
         self.offline.lock().contains(&id)
     }
 
-    fn region(&self, id: u64) -> Result<Arc<Region>> {
+    /// The region, when it is open here and serving.
+    pub fn region(&self, id: u64) -> Result<Arc<Region>> {
         // Look the region up first, then check it is in service: a region
         // reopened during a split is always marked before it is reopened.
         match self.engine.region(id) {
@@ -210,6 +212,18 @@ impl RegionServer {
 
     /// Reads `rows` of a region; one result row per requested row.
     pub fn get(&self, region: u64, rows: &[Bytes], spec: Option<&pb::ReadSpec>) -> Result<Bytes> {
+        Ok(crate::read_path::encode_rows(
+            &self.get_rows(region, rows, spec)?,
+        ))
+    }
+
+    /// [`get`](Self::get) with the rows' cells as read.
+    pub fn get_rows(
+        &self,
+        region: u64,
+        rows: &[Bytes],
+        spec: Option<&pb::ReadSpec>,
+    ) -> Result<crate::read_path::Rows> {
         let r = self.region(region)?;
         let mut results = Vec::with_capacity(rows.len());
         for row in rows {
@@ -226,9 +240,7 @@ impl RegionServer {
             )?;
             results.push((row.clone(), r.get(&g)?));
         }
-        Ok(cellblock::encode_results(
-            results.iter().map(|(row, c)| (&row[..], &c[..])),
-        ))
+        Ok(results)
     }
 
     /// Applies row mutations to one region, atomically as one batch.
@@ -246,11 +258,21 @@ impl RegionServer {
     /// Opens or continues a scan; returns at most `caching` rows and about
     /// `max_result_size` bytes.
     pub fn scan(&self, req: pb::ScanRequest) -> Result<pb::ScanResponse> {
+        let r = self.scan_rows(req)?;
+        Ok(pb::ScanResponse {
+            scanner_id: r.scanner_id,
+            cells: crate::read_path::encode_rows(&r.rows),
+            rows: r.rows.len() as u32,
+            more: r.more,
+        })
+    }
+
+    /// [`scan`](Self::scan) with the rows' cells as read.
+    pub fn scan_rows(&self, req: pb::ScanRequest) -> Result<ScanRows> {
         if req.scanner_id != 0 && req.close {
             self.scanners.close(req.scanner_id);
-            return Ok(pb::ScanResponse {
+            return Ok(ScanRows {
                 scanner_id: req.scanner_id,
-                more: false,
                 ..Default::default()
             });
         }
@@ -259,8 +281,8 @@ impl RegionServer {
         } else {
             req.caching
         } as usize;
-        let fetch = |scanner: &mut ferrobase_storage::RegionScanner| -> Result<(Bytes, u32, bool)> {
-            let mut rows: Vec<(Bytes, Vec<Cell>)> = Vec::new();
+        let fetch = |scanner: &mut ferrobase_storage::RegionScanner| -> Result<(Rows, bool)> {
+            let mut rows: Rows = Vec::new();
             let mut size = 0u64;
             let mut more = true;
             while rows.len() < caching {
@@ -282,9 +304,7 @@ impl RegionServer {
                     }
                 }
             }
-            let n = rows.len() as u32;
-            let block = cellblock::encode_results(rows.iter().map(|(r, c)| (&r[..], &c[..])));
-            Ok((block, n, more))
+            Ok((rows, more))
         };
         if req.scanner_id == 0 {
             let r = self.region(req.region_id)?;
@@ -304,38 +324,38 @@ impl RegionServer {
             scan.start_row = start;
             scan.stop_row = stop;
             let mut scanner = r.scan(&scan)?;
-            let (cells, rows, more) = fetch(&mut scanner)?;
-            let scanner_id = if crate::scanner_leases::keeps_lease(&req, more, rows) {
+            let (rows, more) = fetch(&mut scanner)?;
+            let n = rows.len() as u32;
+            let scanner_id = if crate::scanner_leases::keeps_lease(&req, more, n) {
                 self.scanners.register(scanner, req.region_id)
             } else {
                 0
             };
-            return Ok(pb::ScanResponse {
+            return Ok(ScanRows {
                 scanner_id,
-                cells,
                 rows,
                 more: more && scanner_id != 0,
+                filter_done: false,
             });
         }
         let lease = self.scanners.checkout(req.scanner_id)?;
         let mut l = lease.lock();
-        let (cells, rows, more) = fetch(&mut l.scanner)?;
+        let (rows, more) = fetch(&mut l.scanner)?;
         drop(l);
         if !more {
             self.scanners.close(req.scanner_id);
         }
-        Ok(pb::ScanResponse {
+        Ok(ScanRows {
             scanner_id: req.scanner_id,
-            cells,
             rows,
             more,
+            filter_done: false,
         })
     }
 
     /// Increment (8-byte big-endian amounts) or append, under the row lock;
     /// returns the new cells.
     pub fn read_modify_write(&self, region: u64, block: Bytes, append: bool) -> Result<Bytes> {
-        let r = self.region(region)?;
         let mut mutations = cellblock::decode_mutations(block)?;
         if mutations.len() != 1 {
             return Err(ServerError::new(
@@ -344,7 +364,28 @@ impl RegionServer {
             ));
         }
         let m = mutations.remove(0);
+        let row = m.row.clone();
+        let cells = self.read_modify_write_row(region, m, append)?;
+        Ok(cellblock::encode_results([(&row[..], &cells[..])]))
+    }
+
+    /// [`read_modify_write`](Self::read_modify_write) of one row mutation
+    /// (its puts' values are the amounts or suffixes); returns the new
+    /// cells.
+    pub fn read_modify_write_row(
+        &self,
+        region: u64,
+        m: RowMutation,
+        append: bool,
+    ) -> Result<Vec<Cell>> {
+        let r = self.region(region)?;
         m.validate(self.engine.settings().keyvalue_max_size)?;
+        if !r.info().contains_row(&m.row) {
+            return Err(ServerError::new(
+                ErrorCode::WrongRegion,
+                format!("row is outside region {region}"),
+            ));
+        }
         let _guard = self.locks.lock(region, &m.row);
         let mut out = RowMutation::new(m.row.clone()).with_durability(m.durability);
         let mut read = Get::new(m.row.clone());
@@ -378,35 +419,82 @@ impl RegionServer {
             out = out.put(c.family.clone(), c.qualifier, new);
         }
         r.mutate(out)?;
-        let cells = r.get(&read)?;
-        Ok(cellblock::encode_results([(&m.row[..], &cells[..])]))
+        Ok(r.get(&read)?)
     }
 
     /// Applies `mutation` when the column holds `expected` (or is absent
     /// when `expected` is `None`), under the row lock.
     pub fn check_and_mutate(&self, req: pb::CheckAndMutateRequest) -> Result<bool> {
-        let r = self.region(req.region_id)?;
-        let mut mutations = cellblock::decode_mutations(req.mutation)?;
+        let mutations = cellblock::decode_mutations(req.mutation)?;
         if mutations.len() != 1 || mutations[0].row != req.row {
             return Err(ServerError::new(
                 ErrorCode::InvalidRequest,
                 "checkAndMutate takes one mutation of the checked row",
             ));
         }
-        let m = mutations.remove(0);
-        m.validate(self.engine.settings().keyvalue_max_size)?;
-        let _guard = self.locks.lock(req.region_id, &req.row);
-        let mut g = Get::new(req.row.clone());
-        g.add_column(req.family.clone(), req.qualifier.clone());
+        let expected = req.expected;
+        self.check_and_mutate_row(
+            req.region_id,
+            &req.row,
+            (req.family, req.qualifier),
+            (0, u64::MAX),
+            move |current| match (&expected, current) {
+                (None, None) => true,
+                (Some(e), Some(c)) => *e == c.value,
+                _ => false,
+            },
+            mutations,
+        )
+    }
+
+    /// Applies `mutations` (all of `row`, as one atomic batch) when `check`
+    /// passes on the newest cell of the column `(family, qualifier)` within
+    /// `time_range` (`None` when it has none), under the row lock. Returns
+    /// whether the check passed.
+    pub fn check_and_mutate_row(
+        &self,
+        region: u64,
+        row: &Bytes,
+        (family, qualifier): (Bytes, Bytes),
+        time_range: (u64, u64),
+        check: impl FnOnce(Option<&Cell>) -> bool,
+        mutations: Vec<RowMutation>,
+    ) -> Result<bool> {
+        let r = self.region(region)?;
+        let max = self.engine.settings().keyvalue_max_size;
+        for m in &mutations {
+            m.validate(max)?;
+            if m.row != *row {
+                return Err(ServerError::new(
+                    ErrorCode::InvalidRequest,
+                    "a checked mutation must be of the checked row",
+                ));
+            }
+        }
+        if !r.info().contains_row(row) {
+            return Err(ServerError::new(
+                ErrorCode::WrongRegion,
+                format!("row is outside region {region}"),
+            ));
+        }
+        if r.table().family(&family).is_none() {
+            return Err(ServerError::new(
+                ErrorCode::FamilyNotFound,
+                format!(
+                    "column family '{}' does not exist in table '{}'",
+                    String::from_utf8_lossy(&family),
+                    r.table().name
+                ),
+            ));
+        }
+        let _guard = self.locks.lock(region, row);
+        let mut g = Get::new(row.clone());
+        g.add_column(family, qualifier);
+        g.time_range = time_range;
         let cells = r.get(&g)?;
-        let current = cells.first().map(|c| &c.value);
-        let matches = match (&req.expected, current) {
-            (None, None) => true,
-            (Some(e), Some(c)) => e == c,
-            _ => false,
-        };
-        if matches {
-            r.mutate(m)?;
+        let matches = check(cells.first());
+        if matches && !mutations.is_empty() {
+            r.mutate_owned(mutations)?;
         }
         Ok(matches)
     }

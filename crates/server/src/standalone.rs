@@ -80,17 +80,17 @@ impl Standalone {
         let start_code = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
-        let hbase = Arc::new(crate::hbase_rpc::HBaseRpc {
+        let hbase = Arc::new(crate::hbase_rpc::HBaseRpc::new(
             // One standalone server is one cluster.
-            cluster_id: "ferrobase-standalone".to_string(),
-            server: ferrobase_hbase_wire::names::ServerName::new(
+            "ferrobase-standalone",
+            ferrobase_hbase_wire::names::ServerName::new(
                 &addr.ip().to_string(),
                 addr.port(),
                 start_code,
             ),
-            master: Some(master.clone()),
-            procedures: Default::default(),
-        });
+            Some(master.clone()),
+            Some(region_server.clone()),
+        ));
         // HBase's native RPC and gRPC share the port (crate::hbase_rpc).
         let incoming = crate::hbase_rpc::split_incoming(listener, hbase);
         let master_svc = MasterServer::new(MasterService(master.clone()))

@@ -1,0 +1,702 @@
+//! HBase's `ClientService` (Get, Mutate, Scan, Multi) over ferrobase's
+//! regions: each request is read into ferrobase's terms (a
+//! [`RowMutation`], a read spec and filter, a forward scan range) and run
+//! by the [`RegionServer`] and [`read_path`] exactly as a gRPC call is.
+//!
+//! Every function here is synchronous region work for a handler thread (or
+//! the RPC thread, for a short local read); the connection module decides
+//! which. Results go back as the connection's cell block when it has a
+//! codec, as protobuf cells otherwise. Nothing here knows about sockets or
+//! `hbase:meta` (see `meta_table`).
+
+use super::exceptions::{convert, do_not_retry, exception};
+use super::scan::ScanRange;
+use crate::read_path::{self, Rows};
+use crate::region_server::RegionServer;
+use bytes::{Bytes, BytesMut};
+use ferrobase_filter::{Comparator, CompareOp, Filter};
+use ferrobase_hbase_wire::cellblock::{CellBlockReader, CellCodec, encode_cells};
+use ferrobase_hbase_wire::convert::filter::{
+    comparator_from_pb, compare_op_from_pb, filter_from_pb,
+};
+use ferrobase_hbase_wire::convert::mutation::{
+    MutationKind, WireMutation, cell_to_pb, mutation_from_pb, result_to_pb,
+};
+use ferrobase_hbase_wire::convert::time_range_from_pb;
+use ferrobase_hbase_wire::{ExceptionClass, HBaseException, pb};
+use ferrobase_proto::pb as fpb;
+use ferrobase_types::{Cell, LATEST_TIMESTAMP, RowMutation};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// What the Java client's scanner asks for per call when it does not say
+/// (HBase's `hbase.client.scanner.max.result.size`, 2 MiB).
+pub const DEFAULT_MAX_RESULT_SIZE: u64 = 2 * 1024 * 1024;
+
+/// How long an idle scanner lives, as the client is told (ms; HBase's
+/// `hbase.client.scanner.timeout.period` default).
+pub const SCANNER_TTL_MS: u32 = 60_000;
+
+/// Ids given to scans answered in full with no scanner kept: never a live
+/// lease's id (those count up from 1), so a stray close or next of one
+/// touches nothing.
+const CLOSED_SCANNER_IDS: u64 = 1 << 63;
+
+/// A successful answer: the response message and its cell block.
+pub struct Answer<M> {
+    pub message: M,
+    pub cells: BytesMut,
+}
+
+impl<M> Answer<M> {
+    fn new(message: M, cells: BytesMut) -> Answer<M> {
+        Answer { message, cells }
+    }
+}
+
+type Outcome<M> = Result<Answer<M>, HBaseException>;
+
+/// A read's columns, versions and time range in ferrobase's form. HBase's
+/// time range is `[from, to)` with `to` = `Long.MAX_VALUE` for "no upper
+/// bound"; ferrobase writes no upper bound as 0.
+pub fn read_spec(
+    columns: &[pb::Column],
+    time_range: Option<&pb::TimeRange>,
+    max_versions: Option<u32>,
+) -> Result<fpb::ReadSpec, HBaseException> {
+    let (from, to) = time_range_from_pb(time_range).map_err(convert)?;
+    Ok(fpb::ReadSpec {
+        columns: columns
+            .iter()
+            .map(|c| fpb::ColumnSpec {
+                family: c.family.clone(),
+                qualifiers: c.qualifier.clone(),
+            })
+            .collect(),
+        max_versions: max_versions.unwrap_or(1).max(1),
+        min_timestamp: from,
+        max_timestamp: if to >= LATEST_TIMESTAMP { 0 } else { to },
+        filter: String::new(),
+    })
+}
+
+/// A request's filter, decoded once.
+pub fn filter_of(f: Option<&pb::Filter>) -> Result<Option<Arc<Filter>>, HBaseException> {
+    f.map(|f| filter_from_pb(f).map(Arc::new).map_err(convert))
+        .transpose()
+}
+
+/// One result's cells: into the cell block with a codec, inline without.
+pub fn encode_result(
+    cells: &[Cell],
+    codec: Option<CellCodec>,
+    block: &mut BytesMut,
+) -> Result<pb::Result, HBaseException> {
+    match codec {
+        Some(codec) => result_to_pb(cells, codec, block).map_err(convert),
+        None => Ok(pb::Result {
+            cell: cells.iter().map(cell_to_pb).collect(),
+            ..Default::default()
+        }),
+    }
+}
+
+/// `ClientService.Get` of one row of a region.
+pub fn get(
+    rs: &RegionServer,
+    region: u64,
+    get: &pb::Get,
+    codec: Option<CellCodec>,
+) -> Outcome<pb::GetResponse> {
+    let mut block = BytesMut::new();
+    let result = get_result(rs, region, get, codec, &mut block)?;
+    Ok(Answer::new(
+        pb::GetResponse {
+            result: Some(result),
+        },
+        block,
+    ))
+}
+
+fn get_result(
+    rs: &RegionServer,
+    region: u64,
+    get: &pb::Get,
+    codec: Option<CellCodec>,
+    block: &mut BytesMut,
+) -> Result<pb::Result, HBaseException> {
+    if get.closest_row_before == Some(true) {
+        return Err(do_not_retry(
+            "Get with closest_row_before is not supported: use a reversed scan",
+        ));
+    }
+    let spec = read_spec(&get.column, get.time_range.as_ref(), get.max_versions)?;
+    let filter = filter_of(get.filter.as_ref())?;
+    let rows = read_path::get_rows(rs, region, &[get.row.clone()], Some(&spec), filter)
+        .map_err(exception)?;
+    let cells = rows.into_iter().next().map(|(_, c)| c).unwrap_or_default();
+    if get.existence_only == Some(true) {
+        return Ok(pb::Result {
+            exists: Some(!cells.is_empty()),
+            associated_cell_count: Some(0),
+            ..Default::default()
+        });
+    }
+    encode_result(&cells, codec, block)
+}
+
+/// A decoded mutation ready to apply: a whole-row Delete is expanded to a
+/// family delete per family of the region's table.
+fn row_mutation(
+    rs: &RegionServer,
+    region: u64,
+    w: WireMutation,
+) -> Result<RowMutation, HBaseException> {
+    if !w.is_whole_row_delete() {
+        return Ok(w.mutation);
+    }
+    let r = rs.region(region).map_err(exception)?;
+    let mut m = RowMutation::new(w.mutation.row.clone()).with_durability(w.mutation.durability);
+    for f in &r.table().families {
+        m = m.delete_family(f.name.clone(), w.timestamp);
+    }
+    Ok(m)
+}
+
+/// The families of `m` that the region's table lacks, as HBase's
+/// `NoSuchColumnFamilyException`.
+fn check_families(rs: &RegionServer, region: u64, m: &RowMutation) -> Result<(), HBaseException> {
+    let r = rs.region(region).map_err(exception)?;
+    for f in m.families() {
+        if r.table().family(&f.family).is_none() {
+            return Err(HBaseException::new(
+                ExceptionClass::NoSuchColumnFamily,
+                format!(
+                    "Column family {} does not exist in region {} in table {}",
+                    String::from_utf8_lossy(&f.family),
+                    r.info().name(),
+                    r.table().name
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A `Condition`'s column, time range and test, with HBase's semantics
+/// (`HRegion.checkAndMutate`): an empty expected value matches an absent
+/// column (or an empty value) unless the operator is NOT_EQUAL, and the
+/// operator reads "expected OP stored".
+struct Check {
+    family: Bytes,
+    qualifier: Bytes,
+    time_range: (u64, u64),
+    op: CompareOp,
+    comparator: Comparator,
+    expected_empty: bool,
+}
+
+impl Check {
+    fn of(c: &pb::Condition) -> Result<Check, HBaseException> {
+        if c.filter.is_some() {
+            return Err(do_not_retry(
+                "checkAndMutate with a filter condition is not supported yet: check a column",
+            ));
+        }
+        let family = c
+            .family
+            .clone()
+            .ok_or_else(|| do_not_retry("checkAndMutate condition names no family"))?;
+        let op = compare_op_from_pb(c.compare_type.unwrap_or(pb::CompareType::Equal as i32))
+            .map_err(convert)?;
+        let comparator = c
+            .comparator
+            .as_ref()
+            .ok_or_else(|| do_not_retry("checkAndMutate condition has no comparator"))
+            .and_then(|c| comparator_from_pb(c).map_err(convert))?;
+        let expected_empty = match &comparator {
+            Comparator::Binary(v) | Comparator::BinaryPrefix(v) => v.is_empty(),
+            _ => false,
+        };
+        let time_range = match &c.time_range {
+            Some(t) => time_range_from_pb(Some(t)).map_err(convert)?,
+            None => (0, u64::MAX),
+        };
+        Ok(Check {
+            family,
+            qualifier: c.qualifier.clone().unwrap_or_default(),
+            time_range,
+            op,
+            comparator,
+            expected_empty,
+        })
+    }
+
+    fn passes(&self, current: Option<&Cell>) -> bool {
+        let not_equal = self.op == CompareOp::NotEqual;
+        match current {
+            None => self.expected_empty && !not_equal,
+            Some(c) if self.expected_empty => c.value.is_empty() != not_equal,
+            Some(c) => self.op.keeps(self.comparator.order(&c.value).reverse()),
+        }
+    }
+
+    /// Runs the check and, when it passes, `mutations` as one batch.
+    fn apply(
+        self,
+        rs: &RegionServer,
+        region: u64,
+        row: &Bytes,
+        mutations: Vec<RowMutation>,
+    ) -> Result<bool, HBaseException> {
+        let time_range = self.time_range;
+        let column = (self.family.clone(), self.qualifier.clone());
+        rs.check_and_mutate_row(
+            region,
+            row,
+            column,
+            time_range,
+            |c| self.passes(c),
+            mutations,
+        )
+        .map_err(exception)
+    }
+}
+
+/// `ClientService.Mutate`: a Put or Delete (optionally checked), or an
+/// Increment or Append whose new cells come back.
+pub fn mutate(
+    rs: &RegionServer,
+    region: u64,
+    req: &pb::MutateRequest,
+    cell_block: Option<&Bytes>,
+    codec: Option<CellCodec>,
+) -> Outcome<pb::MutateResponse> {
+    let mut reader = cell_block.map(CellBlockReader::new);
+    let w = mutation_from_pb(&req.mutation, reader.as_mut()).map_err(convert)?;
+    let kind = w.kind;
+    let mut block = BytesMut::new();
+    match kind {
+        MutationKind::Increment | MutationKind::Append => {
+            if req.condition.is_some() {
+                return Err(do_not_retry(
+                    "a checked Increment or Append is not supported yet",
+                ));
+            }
+            check_families(rs, region, &w.mutation)?;
+            let cells = rs
+                .read_modify_write_row(region, w.mutation, kind == MutationKind::Append)
+                .map_err(exception)?;
+            let result = encode_result(&cells, codec, &mut block)?;
+            Ok(Answer::new(
+                pb::MutateResponse {
+                    result: Some(result),
+                    processed: Some(true),
+                },
+                block,
+            ))
+        }
+        MutationKind::Put | MutationKind::Delete => {
+            let m = row_mutation(rs, region, w)?;
+            check_families(rs, region, &m)?;
+            let processed = match &req.condition {
+                Some(c) => {
+                    if c.row != m.row {
+                        return Err(do_not_retry(
+                            "checkAndMutate: the condition's row is not the mutation's row",
+                        ));
+                    }
+                    let row = m.row.clone();
+                    Check::of(c)?.apply(rs, region, &row, vec![m])?
+                }
+                None => {
+                    rs.region(region)
+                        .map_err(exception)?
+                        .mutate(m)
+                        .map_err(|e| exception(e.into()))?;
+                    true
+                }
+            };
+            Ok(Answer::new(
+                pb::MutateResponse {
+                    result: None,
+                    processed: Some(processed),
+                },
+                block,
+            ))
+        }
+    }
+}
+
+/// An open scan's parameters in ferrobase's form.
+fn open_request(
+    region: u64,
+    req: &pb::ScanRequest,
+    scan: &pb::Scan,
+) -> Result<(fpb::ScanRequest, Option<Arc<Filter>>), HBaseException> {
+    let range = ScanRange::of(scan);
+    let (start_row, stop_row) = range.forward();
+    let spec = read_spec(&scan.column, scan.time_range.as_ref(), scan.max_versions)?;
+    let filter = filter_of(scan.filter.as_ref())?;
+    let wanted = req
+        .number_of_rows
+        .or(scan.caching)
+        .filter(|&n| n > 0)
+        .unwrap_or(u32::MAX >> 1);
+    let limit = req.limit_of_rows.filter(|&l| l > 0);
+    let caching = limit.map_or(wanted, |l| l.min(wanted));
+    Ok((
+        fpb::ScanRequest {
+            region_id: region,
+            scanner_id: 0,
+            start_row,
+            stop_row,
+            spec: Some(spec),
+            caching,
+            max_result_size: scan
+                .max_result_size
+                .filter(|&s| s > 0)
+                .unwrap_or(DEFAULT_MAX_RESULT_SIZE),
+            // The limit fits this call: keep no scanner once it is met.
+            close: limit.is_some_and(|l| l <= wanted) || req.close_scanner == Some(true),
+            reversed: range.reversed,
+        },
+        filter,
+    ))
+}
+
+/// `ClientService.Scan` opening a scanner on a region (`region`) or
+/// continuing or closing one (`req.scanner_id`).
+pub fn scan(
+    rs: &RegionServer,
+    region: Option<u64>,
+    req: &pb::ScanRequest,
+    codec: Option<CellCodec>,
+    closed_ids: &AtomicU64,
+) -> Outcome<pb::ScanResponse> {
+    let (ours, filter) = match (req.scanner_id, region, &req.scan) {
+        (Some(id), _, _) => {
+            if req.close_scanner == Some(true) {
+                rs.scanners().close(id);
+                return Ok(Answer::new(
+                    pb::ScanResponse {
+                        scanner_id: Some(id),
+                        more_results: Some(false),
+                        ..Default::default()
+                    },
+                    BytesMut::new(),
+                ));
+            }
+            let next = fpb::ScanRequest {
+                scanner_id: id,
+                caching: req.number_of_rows.filter(|&n| n > 0).unwrap_or(1),
+                max_result_size: DEFAULT_MAX_RESULT_SIZE,
+                ..Default::default()
+            };
+            (next, None)
+        }
+        (None, Some(region), Some(scan)) => open_request(region, req, scan)?,
+        (None, _, _) => {
+            return Err(do_not_retry(
+                "Scan names neither a scanner nor a region and a scan",
+            ));
+        }
+    };
+    let reply = read_path::scan_rows(rs, ours, filter).map_err(exception)?;
+    let scanner_id = match reply.scanner_id {
+        0 => CLOSED_SCANNER_IDS | closed_ids.fetch_add(1, Ordering::Relaxed),
+        id => id,
+    };
+    let mut block = BytesMut::new();
+    let mut message = pb::ScanResponse {
+        scanner_id: Some(scanner_id),
+        // The whole scan goes on in the next region unless the filter can
+        // pass nothing more; the client applies its own limit and stop row.
+        more_results: Some(!reply.filter_done),
+        more_results_in_region: Some(reply.more),
+        ttl: Some(SCANNER_TTL_MS),
+        ..Default::default()
+    };
+    encode_rows(&reply.rows, codec, &mut block, &mut message)?;
+    Ok(Answer::new(message, block))
+}
+
+fn encode_rows(
+    rows: &Rows,
+    codec: Option<CellCodec>,
+    block: &mut BytesMut,
+    message: &mut pb::ScanResponse,
+) -> Result<(), HBaseException> {
+    for (_, cells) in rows {
+        match codec {
+            Some(codec) => {
+                let n = encode_cells(block, codec, cells)
+                    .map_err(|e| do_not_retry(format!("results could not be encoded: {e}")))?;
+                message
+                    .cells_per_result
+                    .push(u32::try_from(n).unwrap_or(u32::MAX));
+            }
+            None => message.results.push(pb::Result {
+                cell: cells.iter().map(cell_to_pb).collect(),
+                ..Default::default()
+            }),
+        }
+        message.partial_flag_per_result.push(false);
+    }
+    Ok(())
+}
+
+/// A Multi's mutation, decoded in request order (cells come from the one
+/// cell block in that order).
+enum Decoded {
+    Get(pb::Get),
+    Mutation(WireMutation),
+    Failed(HBaseException),
+}
+
+/// `ClientService.Multi`: per region action, Gets answered at once and the
+/// Puts and Deletes applied as one batch (as HBase does, so a batch gives
+/// no order between its reads and writes of one row); an atomic or
+/// conditional action applies all its mutations or none.
+pub fn multi(
+    rs: &RegionServer,
+    regions: &[Result<u64, HBaseException>],
+    req: &pb::MultiRequest,
+    cell_block: Option<&Bytes>,
+    codec: Option<CellCodec>,
+) -> Outcome<pb::MultiResponse> {
+    if req.condition.is_some() {
+        return Err(do_not_retry(
+            "a MultiRequest-level condition is not supported: put it on the RegionAction",
+        ));
+    }
+    // Decode every action first: the cell block holds every mutation's
+    // cells in request order, also those of regions that fail.
+    let mut reader = cell_block.map(CellBlockReader::new);
+    let mut decoded: Vec<Vec<(u32, Decoded)>> = Vec::with_capacity(req.region_action.len());
+    for ra in &req.region_action {
+        let mut actions = Vec::with_capacity(ra.action.len());
+        for (pos, a) in ra.action.iter().enumerate() {
+            let index = a.index.unwrap_or(pos as u32);
+            let d = match (&a.mutation, &a.get) {
+                (Some(m), _) => match mutation_from_pb(m, reader.as_mut()) {
+                    Ok(w) => Decoded::Mutation(w),
+                    // The cell block cannot be trusted past a bad mutation.
+                    Err(e) => return Err(convert(e)),
+                },
+                (None, Some(g)) => Decoded::Get(g.clone()),
+                (None, None) => Decoded::Failed(do_not_retry(
+                    "coprocessor service calls are not supported by ferrobase",
+                )),
+            };
+            actions.push((index, d));
+        }
+        decoded.push(actions);
+    }
+    let mut block = BytesMut::new();
+    let mut results = Vec::with_capacity(decoded.len());
+    for ((ra, actions), region) in req.region_action.iter().zip(decoded).zip(regions) {
+        let result = match region {
+            Ok(region) => region_action(rs, *region, ra, actions, codec, &mut block),
+            Err(e) => pb::RegionActionResult {
+                exception: Some(e.to_name_bytes_pair()),
+                ..Default::default()
+            },
+        };
+        results.push(result);
+    }
+    Ok(Answer::new(
+        pb::MultiResponse {
+            region_action_result: results,
+            processed: None,
+            region_statistics: Some(pb::MultiRegionLoadStats::default()),
+        },
+        block,
+    ))
+}
+
+fn failed(index: u32, e: &HBaseException) -> pb::ResultOrException {
+    pb::ResultOrException {
+        index: Some(index),
+        exception: Some(e.to_name_bytes_pair()),
+        ..Default::default()
+    }
+}
+
+fn done(index: u32, result: pb::Result) -> pb::ResultOrException {
+    pb::ResultOrException {
+        index: Some(index),
+        result: Some(result),
+        ..Default::default()
+    }
+}
+
+fn region_action(
+    rs: &RegionServer,
+    region: u64,
+    ra: &pb::RegionAction,
+    actions: Vec<(u32, Decoded)>,
+    codec: Option<CellCodec>,
+    block: &mut BytesMut,
+) -> pb::RegionActionResult {
+    if ra.atomic == Some(true) || ra.condition.is_some() {
+        return atomic_action(rs, region, ra, actions);
+    }
+    let mut out = Vec::with_capacity(actions.len());
+    // (index, mutation) applied together after the reads.
+    let mut batch: Vec<(u32, RowMutation)> = Vec::new();
+    for (index, d) in actions {
+        match d {
+            Decoded::Get(g) => match get_result(rs, region, &g, codec, block) {
+                Ok(r) => out.push(done(index, r)),
+                Err(e) => out.push(failed(index, &e)),
+            },
+            Decoded::Failed(e) => out.push(failed(index, &e)),
+            Decoded::Mutation(w) => match w.kind {
+                MutationKind::Increment | MutationKind::Append => {
+                    let append = w.kind == MutationKind::Append;
+                    let r = check_families(rs, region, &w.mutation).and_then(|()| {
+                        rs.read_modify_write_row(region, w.mutation, append)
+                            .map_err(exception)
+                    });
+                    match r.and_then(|cells| encode_result(&cells, codec, block)) {
+                        Ok(r) => out.push(done(index, r)),
+                        Err(e) => out.push(failed(index, &e)),
+                    }
+                }
+                MutationKind::Put | MutationKind::Delete => {
+                    match row_mutation(rs, region, w)
+                        .and_then(|m| check_families(rs, region, &m).map(|()| m))
+                    {
+                        Ok(m) => batch.push((index, m)),
+                        Err(e) => out.push(failed(index, &e)),
+                    }
+                }
+            },
+        }
+    }
+    if !batch.is_empty() {
+        let (indexes, mutations): (Vec<u32>, Vec<RowMutation>) = batch.into_iter().unzip();
+        let applied = rs
+            .region(region)
+            .map_err(exception)
+            .and_then(|r| r.mutate_owned(mutations).map_err(|e| exception(e.into())));
+        for index in indexes {
+            match &applied {
+                Ok(()) => out.push(done(index, pb::Result::default())),
+                Err(e) => out.push(failed(index, e)),
+            }
+        }
+    }
+    pb::RegionActionResult {
+        result_or_exception: out,
+        ..Default::default()
+    }
+}
+
+/// `RowMutations` (atomic) and `checkAndMutate` of several mutations: all
+/// of one row, applied together or not at all.
+fn atomic_action(
+    rs: &RegionServer,
+    region: u64,
+    ra: &pb::RegionAction,
+    actions: Vec<(u32, Decoded)>,
+) -> pb::RegionActionResult {
+    let fail_all = |e: HBaseException| pb::RegionActionResult {
+        exception: Some(e.to_name_bytes_pair()),
+        ..Default::default()
+    };
+    let mut indexes = Vec::with_capacity(actions.len());
+    let mut mutations = Vec::with_capacity(actions.len());
+    for (index, d) in actions {
+        let m = match d {
+            Decoded::Mutation(w) if matches!(w.kind, MutationKind::Put | MutationKind::Delete) => {
+                match row_mutation(rs, region, w)
+                    .and_then(|m| check_families(rs, region, &m).map(|()| m))
+                {
+                    Ok(m) => m,
+                    Err(e) => return fail_all(e),
+                }
+            }
+            _ => {
+                return fail_all(do_not_retry(
+                    "an atomic region action may hold only Puts and Deletes",
+                ));
+            }
+        };
+        indexes.push(index);
+        mutations.push(m);
+    }
+    let Some(row) = mutations.first().map(|m| m.row.clone()) else {
+        return pb::RegionActionResult {
+            processed: Some(true),
+            ..Default::default()
+        };
+    };
+    let processed = match &ra.condition {
+        Some(c) => Check::of(c).and_then(|check| check.apply(rs, region, &row, mutations)),
+        None => rs
+            .check_and_mutate_row(
+                region,
+                &row,
+                (Bytes::new(), Bytes::new()),
+                (0, u64::MAX),
+                |_| true,
+                mutations,
+            )
+            .map_err(exception),
+    };
+    match processed {
+        Ok(processed) => pb::RegionActionResult {
+            result_or_exception: indexes
+                .into_iter()
+                .map(|i| pb::ResultOrException {
+                    index: Some(i),
+                    ..Default::default()
+                })
+                .collect(),
+            processed: Some(processed),
+            ..Default::default()
+        },
+        Err(e) => fail_all(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(op: CompareOp, expected: &[u8]) -> Check {
+        Check {
+            family: Bytes::from_static(b"f"),
+            qualifier: Bytes::from_static(b"q"),
+            time_range: (0, u64::MAX),
+            op,
+            comparator: Comparator::Binary(expected.to_vec()),
+            expected_empty: expected.is_empty(),
+        }
+    }
+
+    fn cell(v: &'static [u8]) -> Cell {
+        Cell::put("r", "f", "q", 1, Bytes::from_static(v))
+    }
+
+    #[test]
+    fn empty_expected_value_means_absent_unless_not_equal() {
+        assert!(check(CompareOp::Equal, b"").passes(None));
+        assert!(!check(CompareOp::NotEqual, b"").passes(None));
+        assert!(!check(CompareOp::Equal, b"").passes(Some(&cell(b"x"))));
+        assert!(check(CompareOp::NotEqual, b"").passes(Some(&cell(b"x"))));
+        assert!(!check(CompareOp::Equal, b"x").passes(None));
+    }
+
+    #[test]
+    fn operators_read_expected_op_stored() {
+        // HBase: checkAndPut(..., LESS, "b") passes when "b" < stored.
+        assert!(check(CompareOp::Less, b"b").passes(Some(&cell(b"c"))));
+        assert!(!check(CompareOp::Less, b"b").passes(Some(&cell(b"a"))));
+        assert!(check(CompareOp::Greater, b"b").passes(Some(&cell(b"a"))));
+        assert!(check(CompareOp::Equal, b"b").passes(Some(&cell(b"b"))));
+        assert!(check(CompareOp::GreaterOrEqual, b"b").passes(Some(&cell(b"b"))));
+    }
+}

@@ -1,0 +1,927 @@
+//! HBase's native RPC on the server's port, beside gRPC: each accepted
+//! connection's first bytes decide. HBase clients open with `HBas` (or the
+//! 2.6 registry's `Regist`, or `Securi`); gRPC clients with the HTTP/2
+//! preface `PRI `. HBase connections are served here; every other
+//! connection is handed on, untouched, to the gRPC server through the
+//! stream [`split_incoming`] returns. One port serves both, as one port
+//! serves HBase's services, so a client's `hbase.client.bootstrap.servers`
+//! names the same `host:port` as ferrobase's own clients.
+//!
+//! Services: the connection registry (`Regist` and `ClientMetaService`),
+//! `MasterService` where this server is the master ([`master_service`]),
+//! and `ClientService` ([`client_service`], with `hbase:meta` rendered by
+//! [`meta_table`]). A method that is not served is answered with HBase's
+//! `DoNotRetryIOException` wrapping an `UnsupportedOperationException`
+//! that names it, so a Java client fails at once saying what is missing
+//! instead of retrying.
+//!
+//! One connection carries many calls at once (the Java client multiplexes
+//! every thread's calls over one socket per server), so calls are answered
+//! as they finish, not in order: short local reads and meta are answered
+//! on the connection's task, writes, long scans and DDL on the handler pool
+//! or a blocking thread, and one writer task sends the answers.
+//!
+//! This module owns sockets and dispatch only; the bytes are
+//! `ferrobase-hbase-wire`'s. It never lets one connection's bad bytes reach
+//! another: a decode error is answered with HBase's
+//! `FatalConnectionException` and that connection alone is closed.
+
+mod client_service;
+mod exceptions;
+mod master_service;
+mod meta_table;
+mod scan;
+
+pub use client_service::{DEFAULT_MAX_RESULT_SIZE, SCANNER_TTL_MS};
+pub use meta_table::compare_keys as compare_meta_keys;
+
+use crate::master::Master;
+use crate::region_server::RegionServer;
+use bytes::BytesMut;
+use client_service::Answer;
+use exceptions::{Target, do_not_retry, exception, target};
+use ferrobase_hbase_wire::cellblock::CellCodec;
+use ferrobase_hbase_wire::frame::{self, NO_CALL_ID, ServerDecoder, ServerEvent};
+use ferrobase_hbase_wire::names::{RegionName, ServerName};
+use ferrobase_hbase_wire::{ExceptionClass, HBaseException, RequestFrame, pb};
+use master_service::MasterService;
+use meta_table::{MetaRow, MetaScanner, Renderer};
+use prost::Message;
+use std::collections::HashMap;
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+
+/// How long a new connection may take to send the bytes that tell its
+/// protocol before it is handed to gRPC (which applies its own timeouts).
+const SNIFF_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Bytes needed to tell HBase from HTTP/2 (`HBas`/`Regi`/`Secu` vs `PRI `).
+const SNIFF_BYTES: usize = 4;
+
+/// Gets of at most this many rows... one: an HBase Get is one row, and a
+/// local one runs on the connection's task like the gRPC path's short gets.
+/// Scan calls asking for at most this many rows do the same.
+const SHORT_SCAN_ROWS: u32 = 1_000;
+
+/// Meta scanner ids: a range no region scanner uses.
+const META_SCANNER_IDS: u64 = 1 << 62;
+
+/// Forward meta scans left unfinished are dropped after this long.
+const META_SCANNER_TTL: Duration = Duration::from_secs(60);
+
+/// Who this server is to HBase clients.
+pub struct HBaseRpc {
+    /// The cluster id the registry answers.
+    pub cluster_id: String,
+    /// This server (also the master in standalone mode).
+    pub server: ServerName,
+    /// The master, where this server is it (standalone): answers
+    /// `MasterService` and renders `hbase:meta`.
+    pub master: Option<Arc<Master>>,
+    /// The region server, where this server is one: answers
+    /// `ClientService` for its regions.
+    pub region_server: Option<Arc<RegionServer>>,
+    /// Procedure ids handed out for DDL (each finished when answered).
+    pub procedures: Arc<AtomicU64>,
+    /// Ids for scans answered whole (no scanner kept).
+    pub closed_scanners: AtomicU64,
+    /// Forward meta scans that did not fit one answer.
+    pub meta_scanners: parking_lot::Mutex<HashMap<u64, MetaScanner>>,
+}
+
+impl HBaseRpc {
+    /// This server's HBase RPC: a master and/or a region server.
+    pub fn new(
+        cluster_id: impl Into<String>,
+        server: ServerName,
+        master: Option<Arc<Master>>,
+        region_server: Option<Arc<RegionServer>>,
+    ) -> HBaseRpc {
+        HBaseRpc {
+            cluster_id: cluster_id.into(),
+            server,
+            master,
+            region_server,
+            procedures: Arc::default(),
+            closed_scanners: AtomicU64::new(1),
+            meta_scanners: parking_lot::Mutex::default(),
+        }
+    }
+}
+
+/// An answer still being worked on: its encoded response frame.
+type Pending = Pin<Box<dyn Future<Output = BytesMut> + Send>>;
+
+/// What one connection said about itself in its header.
+#[derive(Clone, Default)]
+struct Connection {
+    /// The one service the connection calls (`ClientService`, ...).
+    service: Arc<str>,
+    /// How cells travel; `None`: inside the messages.
+    codec: Option<CellCodec>,
+}
+
+/// Writes an answer: the message and its cell block, or the exception.
+fn write_answer<M: Message>(
+    out: &mut BytesMut,
+    id: u32,
+    result: Result<Answer<M>, HBaseException>,
+) {
+    let ok = match result {
+        Ok(a) => frame::encode_response(out, id, &a.message, Some(&a.cells)).is_ok(),
+        Err(e) => fail(out, id, &e),
+    };
+    if !ok {
+        let e = do_not_retry(format!("call {id}: the answer could not be encoded"));
+        let _ = frame::encode_exception(out, id, &e.to_response());
+    }
+}
+
+fn plain<M>(result: Result<M, HBaseException>) -> Result<Answer<M>, HBaseException> {
+    result.map(|message| Answer {
+        message,
+        cells: BytesMut::new(),
+    })
+}
+
+fn fail(out: &mut BytesMut, call_id: u32, e: &HBaseException) -> bool {
+    frame::encode_exception(out, call_id, &e.to_response()).is_ok()
+}
+
+/// A call's parameter; a malformed one is HBase's DoNotRetryIOException.
+fn param<M: Message + Default>(call: &RequestFrame) -> Result<M, HBaseException> {
+    call.decode_param().map_err(|e| e.exception())
+}
+
+fn not_master() -> HBaseException {
+    HBaseException::new(
+        ExceptionClass::DoNotRetryIo,
+        "this server is not the master",
+    )
+}
+
+fn not_region_server() -> HBaseException {
+    HBaseException::new(
+        ExceptionClass::DoNotRetryIo,
+        "this server is not a region server",
+    )
+}
+
+impl HBaseRpc {
+    /// Answers one event; false when the connection is to be closed after
+    /// what `out` holds is written.
+    fn event(
+        self: &Arc<Self>,
+        event: ServerEvent,
+        conn: &mut Connection,
+        out: &mut BytesMut,
+        later: &mut Vec<Pending>,
+    ) -> bool {
+        match event {
+            ServerEvent::RegistryPreamble => {
+                let resp = pb::GetConnectionRegistryResponse {
+                    cluster_id: self.cluster_id.clone(),
+                };
+                let _ = frame::encode_response(out, NO_CALL_ID, &resp, None);
+                false
+            }
+            ServerEvent::SecurityPreamble => {
+                let e = HBaseException::new(
+                    ExceptionClass::FatalConnection,
+                    "security is not enabled on this ferrobase server (SIMPLE authentication only)",
+                );
+                let _ = frame::encode_exception(out, NO_CALL_ID, &e.to_response());
+                true
+            }
+            ServerEvent::ConnectionHeader(h) => {
+                match CellCodec::from_connection_header(&h) {
+                    Ok(codec) => conn.codec = codec,
+                    Err(e) => {
+                        let _ = frame::encode_exception(out, NO_CALL_ID, &e.to_response());
+                        return false;
+                    }
+                }
+                conn.service = Arc::from(h.service_name.unwrap_or_default());
+                true
+            }
+            ServerEvent::Call(call) => {
+                if let Some(p) = self.call(conn, call, out) {
+                    later.push(p);
+                }
+                true
+            }
+            // Events a newer wire crate may add: nothing to answer.
+            _ => true,
+        }
+    }
+
+    /// Answers `call` into `out`, or returns the work that will.
+    fn call(
+        self: &Arc<Self>,
+        conn: &Connection,
+        call: RequestFrame,
+        out: &mut BytesMut,
+    ) -> Option<Pending> {
+        let id = call.call_id();
+        match &*conn.service {
+            "ClientMetaService" => {
+                self.client_meta(id, call.method(), out);
+                None
+            }
+            "MasterService" => self.master_call(id, &call, out),
+            "ClientService" => self.client_call(conn, id, call, out),
+            service => {
+                fail(
+                    out,
+                    id,
+                    &HBaseException::unsupported_method(service, call.method()),
+                );
+                None
+            }
+        }
+    }
+
+    fn client_meta(&self, id: u32, method: &str, out: &mut BytesMut) {
+        match method {
+            "GetClusterId" => write_answer(
+                out,
+                id,
+                plain(Ok(pb::GetClusterIdResponse {
+                    cluster_id: Some(self.cluster_id.clone()),
+                })),
+            ),
+            "GetActiveMaster" => write_answer(
+                out,
+                id,
+                plain(Ok(pb::GetActiveMasterResponse {
+                    server_name: Some(self.server.to_pb()),
+                })),
+            ),
+            "GetMasters" => write_answer(
+                out,
+                id,
+                plain(Ok(pb::GetMastersResponse {
+                    master_servers: vec![pb::GetMastersResponseEntry {
+                        server_name: self.server.to_pb(),
+                        is_active: true,
+                    }],
+                })),
+            ),
+            "GetBootstrapNodes" => write_answer(
+                out,
+                id,
+                plain(Ok(pb::GetBootstrapNodesResponse {
+                    server_name: vec![self.server.to_pb()],
+                })),
+            ),
+            "GetMetaRegionLocations" => write_answer(
+                out,
+                id,
+                plain(Ok(pb::GetMetaRegionLocationsResponse {
+                    meta_locations: vec![pb::RegionLocation {
+                        region_info: RegionName::meta().region_info(b""),
+                        server_name: Some(self.server.to_pb()),
+                        seq_num: -1,
+                    }],
+                })),
+            ),
+            method => {
+                fail(
+                    out,
+                    id,
+                    &HBaseException::unsupported_method("ClientMetaService", method),
+                );
+            }
+        }
+    }
+
+    /// Runs master work on a blocking thread (DDL writes meta and opens or
+    /// closes regions).
+    fn on_master<R, M>(
+        self: &Arc<Self>,
+        id: u32,
+        req: R,
+        work: fn(&MasterService<'_>, &R) -> Result<M, HBaseException>,
+    ) -> Option<Pending>
+    where
+        R: Send + 'static,
+        M: Message + Send + 'static,
+    {
+        let rpc = self.clone();
+        Some(Box::pin(async move {
+            let done = tokio::task::spawn_blocking(move || {
+                let master = rpc.master.as_ref().ok_or_else(not_master)?;
+                let service = MasterService {
+                    master,
+                    procedures: &rpc.procedures,
+                };
+                work(&service, &req)
+            })
+            .await
+            .unwrap_or_else(|e| Err(do_not_retry(format!("master call failed: {e}"))));
+            let mut out = BytesMut::new();
+            write_answer(&mut out, id, plain(done));
+            out
+        }))
+    }
+
+    /// Answers quick master reads at once.
+    fn master_now<R, M>(
+        &self,
+        id: u32,
+        req: R,
+        out: &mut BytesMut,
+        work: fn(&MasterService<'_>, &R) -> Result<M, HBaseException>,
+    ) where
+        M: Message,
+    {
+        let done = match self.master.as_ref() {
+            Some(master) => work(
+                &MasterService {
+                    master,
+                    procedures: &self.procedures,
+                },
+                &req,
+            ),
+            None => Err(not_master()),
+        };
+        write_answer(out, id, plain(done));
+    }
+
+    fn master_call(
+        self: &Arc<Self>,
+        id: u32,
+        call: &RequestFrame,
+        out: &mut BytesMut,
+    ) -> Option<Pending> {
+        macro_rules! now {
+            ($req:ty, $m:ident) => {
+                now!($req, |s, r| s.$m(r))
+            };
+            ($req:ty, |$s:pat_param, $r:pat_param| $body:expr) => {{
+                match param::<$req>(call) {
+                    Ok(req) => {
+                        self.master_now(id, req, out, |$s: &MasterService<'_>, $r: &$req| $body)
+                    }
+                    Err(e) => {
+                        fail(out, id, &e);
+                    }
+                }
+                None
+            }};
+        }
+        macro_rules! later {
+            ($req:ty, $m:ident) => {{
+                match param::<$req>(call) {
+                    Ok(req) => self.on_master(id, req, |s: &MasterService<'_>, r: &$req| s.$m(r)),
+                    Err(e) => {
+                        fail(out, id, &e);
+                        None
+                    }
+                }
+            }};
+        }
+        match call.method() {
+            "IsMasterRunning" => {
+                write_answer(
+                    out,
+                    id,
+                    plain(Ok(pb::IsMasterRunningResponse {
+                        is_master_running: self.master.is_some(),
+                    })),
+                );
+                None
+            }
+            // HBase's method name starts lower case.
+            "getProcedureResult" | "GetProcedureResult" => {
+                now!(pb::GetProcedureResultRequest, procedure_result)
+            }
+            "GetTableNames" => now!(pb::GetTableNamesRequest, table_names),
+            "ListTableNamesByNamespace" => now!(pb::ListTableNamesByNamespaceRequest, |s, r| {
+                s.table_names(&pb::GetTableNamesRequest {
+                    regex: None,
+                    include_sys_tables: Some(true),
+                    namespace: Some(r.namespace_name.clone()),
+                })
+                .map(|t| pb::ListTableNamesByNamespaceResponse {
+                    table_name: t.table_names,
+                })
+            }),
+            "GetTableDescriptors" => now!(pb::GetTableDescriptorsRequest, table_descriptors),
+            "ListTableDescriptorsByNamespace" => now!(
+                pb::ListTableDescriptorsByNamespaceRequest,
+                tables_of_namespace
+            ),
+            "GetTableState" => now!(pb::GetTableStateRequest, table_state),
+            "GetSchemaAlterStatus" => {
+                now!(pb::GetSchemaAlterStatusRequest, schema_alter_status)
+            }
+            "GetNamespaceDescriptor" => {
+                now!(pb::GetNamespaceDescriptorRequest, namespace_descriptor)
+            }
+            "ListNamespaceDescriptors" => now!(pb::ListNamespaceDescriptorsRequest, |s, _r| s
+                .namespace_descriptors()),
+            "ListNamespaces" => now!(pb::ListNamespacesRequest, |s, _r| s.namespace_names()),
+            "IsBalancerEnabled" => now!(pb::IsBalancerEnabledRequest, |_s, _r| Ok(
+                pb::IsBalancerEnabledResponse { enabled: false }
+            )),
+            "IsInMaintenanceMode" => now!(pb::IsInMaintenanceModeRequest, |_s, _r| Ok(
+                pb::IsInMaintenanceModeResponse {
+                    in_maintenance_mode: false
+                }
+            )),
+            "CreateTable" => later!(pb::CreateTableRequest, create_table),
+            "DisableTable" => later!(pb::DisableTableRequest, disable_table),
+            "EnableTable" => later!(pb::EnableTableRequest, enable_table),
+            "DeleteTable" => later!(pb::DeleteTableRequest, delete_table),
+            "truncateTable" | "TruncateTable" => {
+                later!(pb::TruncateTableRequest, truncate_table)
+            }
+            "AddColumn" => later!(pb::AddColumnRequest, add_column),
+            "ModifyColumn" => later!(pb::ModifyColumnRequest, modify_column),
+            "DeleteColumn" => later!(pb::DeleteColumnRequest, delete_column),
+            "ModifyTable" => later!(pb::ModifyTableRequest, modify_table),
+            "CreateNamespace" => later!(pb::CreateNamespaceRequest, create_namespace),
+            "ModifyNamespace" => later!(pb::ModifyNamespaceRequest, modify_namespace),
+            "DeleteNamespace" => later!(pb::DeleteNamespaceRequest, delete_namespace),
+            method => {
+                fail(
+                    out,
+                    id,
+                    &HBaseException::unsupported_method("MasterService", method),
+                );
+                None
+            }
+        }
+    }
+
+    fn renderer(&self) -> Result<Renderer<'_>, HBaseException> {
+        Ok(Renderer {
+            master: self.master.as_deref().ok_or_else(|| {
+                HBaseException::new(
+                    ExceptionClass::NotServingRegion,
+                    "hbase:meta is served by the master",
+                )
+            })?,
+            local: &self.server,
+        })
+    }
+
+    /// Runs region work on a handler thread, admitted by the pool.
+    fn on_handler<M, F>(&self, id: u32, work: F) -> Option<Pending>
+    where
+        M: Message + Send + 'static,
+        F: FnOnce(&RegionServer) -> Result<Answer<M>, HBaseException> + Send + 'static,
+    {
+        let rs = self.region_server.clone();
+        Some(Box::pin(async move {
+            let result = match rs {
+                Some(rs) => {
+                    let handler = rs.clone();
+                    rs.pool()
+                        .run(move || Ok(work(&handler)))
+                        .await
+                        .map_err(exception)
+                        .and_then(|r| r)
+                }
+                None => Err(not_region_server()),
+            };
+            let mut out = BytesMut::new();
+            write_answer(&mut out, id, result);
+            out
+        }))
+    }
+
+    /// Runs short local region work here, still admitted by the pool.
+    fn here<M: Message>(
+        &self,
+        id: u32,
+        out: &mut BytesMut,
+        work: impl FnOnce(&RegionServer) -> Result<Answer<M>, HBaseException>,
+    ) {
+        let result = match &self.region_server {
+            Some(rs) => rs
+                .pool()
+                .run_here(|| Ok(work(rs)))
+                .map_err(exception)
+                .and_then(|r| r),
+            None => Err(not_region_server()),
+        };
+        write_answer(out, id, result);
+    }
+
+    fn reads_are_local(&self) -> bool {
+        self.region_server
+            .as_ref()
+            .is_some_and(|rs| rs.engine().reads_are_local())
+    }
+
+    fn client_call(
+        self: &Arc<Self>,
+        conn: &Connection,
+        id: u32,
+        call: RequestFrame,
+        out: &mut BytesMut,
+    ) -> Option<Pending> {
+        let codec = conn.codec;
+        let rs = self.region_server.as_deref();
+        match call.method() {
+            "Get" => {
+                let req = match param::<pb::GetRequest>(&call) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        fail(out, id, &e);
+                        return None;
+                    }
+                };
+                match target(rs, &req.region) {
+                    Ok(Target::Meta) => {
+                        let got = self.renderer().and_then(|r| r.get(&req.get));
+                        let mut block = BytesMut::new();
+                        let answer = got.and_then(|cells| {
+                            client_service::encode_result(&cells, codec, &mut block)
+                        });
+                        write_answer(
+                            out,
+                            id,
+                            answer.map(|result| Answer {
+                                message: pb::GetResponse {
+                                    result: Some(result),
+                                },
+                                cells: block,
+                            }),
+                        );
+                        None
+                    }
+                    Ok(Target::Region(region)) if self.reads_are_local() => {
+                        self.here(id, out, |rs| {
+                            client_service::get(rs, region, &req.get, codec)
+                        });
+                        None
+                    }
+                    Ok(Target::Region(region)) => self.on_handler(id, move |rs| {
+                        client_service::get(rs, region, &req.get, codec)
+                    }),
+                    Err(e) => {
+                        fail(out, id, &e);
+                        None
+                    }
+                }
+            }
+            "Mutate" => {
+                let req = match param::<pb::MutateRequest>(&call) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        fail(out, id, &e);
+                        return None;
+                    }
+                };
+                match target(rs, &req.region) {
+                    Ok(Target::Meta) => {
+                        fail(
+                            out,
+                            id,
+                            &do_not_retry("hbase:meta cannot be written by clients"),
+                        );
+                        None
+                    }
+                    Ok(Target::Region(region)) => {
+                        let block = call.cell_block.clone();
+                        self.on_handler(id, move |rs| {
+                            client_service::mutate(rs, region, &req, block.as_ref(), codec)
+                        })
+                    }
+                    Err(e) => {
+                        fail(out, id, &e);
+                        None
+                    }
+                }
+            }
+            "Scan" => self.scan_call(codec, id, &call, out),
+            "Multi" => {
+                let req = match param::<pb::MultiRequest>(&call) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        fail(out, id, &e);
+                        return None;
+                    }
+                };
+                let regions: Vec<Result<u64, HBaseException>> = req
+                    .region_action
+                    .iter()
+                    .map(|ra| match target(rs, &ra.region) {
+                        Ok(Target::Region(r)) => Ok(r),
+                        Ok(Target::Meta) => Err(do_not_retry(
+                            "hbase:meta cannot be read or written in a Multi",
+                        )),
+                        Err(e) => Err(e),
+                    })
+                    .collect();
+                let block = call.cell_block.clone();
+                self.on_handler(id, move |rs| {
+                    client_service::multi(rs, &regions, &req, block.as_ref(), codec)
+                })
+            }
+            method => {
+                fail(
+                    out,
+                    id,
+                    &HBaseException::unsupported_method("ClientService", method),
+                );
+                None
+            }
+        }
+    }
+
+    fn scan_call(
+        self: &Arc<Self>,
+        codec: Option<CellCodec>,
+        id: u32,
+        call: &RequestFrame,
+        out: &mut BytesMut,
+    ) -> Option<Pending> {
+        let req = match param::<pb::ScanRequest>(call) {
+            Ok(r) => r,
+            Err(e) => {
+                fail(out, id, &e);
+                return None;
+            }
+        };
+        if let Some(sid) = req
+            .scanner_id
+            .filter(|s| s & META_SCANNER_IDS != 0 && s & (1 << 63) == 0)
+        {
+            write_answer(out, id, self.meta_scan_next(sid, &req, codec));
+            return None;
+        }
+        let region = match (&req.region, req.scanner_id) {
+            (Some(spec), None) => match target(self.region_server.as_deref(), spec) {
+                Ok(Target::Meta) => {
+                    write_answer(out, id, self.meta_scan_open(&req, codec));
+                    return None;
+                }
+                Ok(Target::Region(r)) => Some(r),
+                Err(e) => {
+                    fail(out, id, &e);
+                    return None;
+                }
+            },
+            _ => None,
+        };
+        let short = region.is_some()
+            && req.number_of_rows.is_some_and(|n| n <= SHORT_SCAN_ROWS)
+            && req
+                .scan
+                .as_ref()
+                .is_some_and(|s| s.filter.is_none() && s.reversed != Some(true));
+        if short && self.reads_are_local() {
+            let closed = &self.closed_scanners;
+            self.here(id, out, |rs| {
+                client_service::scan(rs, region, &req, codec, closed)
+            });
+            return None;
+        }
+        let rpc = self.clone();
+        self.on_handler(id, move |rs| {
+            client_service::scan(rs, region, &req, codec, &rpc.closed_scanners)
+        })
+    }
+
+    /// Opens a scan of `hbase:meta`: a reversed one (the client locating a
+    /// row's region) answers what fits and keeps nothing, as the client
+    /// never closes it; a forward one keeps the rest for its next calls.
+    fn meta_scan_open(
+        &self,
+        req: &pb::ScanRequest,
+        codec: Option<CellCodec>,
+    ) -> Result<Answer<pb::ScanResponse>, HBaseException> {
+        let scan = req
+            .scan
+            .as_ref()
+            .ok_or_else(|| do_not_retry("a scan open without a Scan"))?;
+        let rows = self.renderer()?.scan(scan)?;
+        let want =
+            req.number_of_rows
+                .or(scan.caching)
+                .filter(|&n| n > 0)
+                .unwrap_or(u32::MAX)
+                .min(req.limit_of_rows.filter(|&l| l > 0).unwrap_or(u32::MAX)) as usize;
+        let mut rows: std::collections::VecDeque<MetaRow> = rows.into();
+        let batch: Vec<MetaRow> = rows.drain(..want.min(rows.len())).collect();
+        let keep = !rows.is_empty()
+            && scan.reversed != Some(true)
+            && req
+                .limit_of_rows
+                .is_none_or(|l| l == 0 || batch.len() < l as usize);
+        let scanner_id = META_SCANNER_IDS | self.closed_scanners.fetch_add(1, Ordering::Relaxed);
+        if keep {
+            let mut open = self.meta_scanners.lock();
+            open.retain(|_, s| s.opened.elapsed() < META_SCANNER_TTL);
+            open.insert(
+                scanner_id,
+                MetaScanner {
+                    rows,
+                    opened: Instant::now(),
+                },
+            );
+        }
+        meta_answer(scanner_id, &batch, keep, codec)
+    }
+
+    fn meta_scan_next(
+        &self,
+        scanner_id: u64,
+        req: &pb::ScanRequest,
+        codec: Option<CellCodec>,
+    ) -> Result<Answer<pb::ScanResponse>, HBaseException> {
+        let mut open = self.meta_scanners.lock();
+        if req.close_scanner == Some(true) {
+            open.remove(&scanner_id);
+            return meta_answer(scanner_id, &[], false, codec);
+        }
+        let Some(s) = open.get_mut(&scanner_id) else {
+            return Err(HBaseException::new(
+                ExceptionClass::UnknownScanner,
+                format!("meta scanner {scanner_id} is unknown: it ended or expired"),
+            ));
+        };
+        let want = req.number_of_rows.filter(|&n| n > 0).unwrap_or(100) as usize;
+        let batch: Vec<MetaRow> = s.rows.drain(..want.min(s.rows.len())).collect();
+        let more = !s.rows.is_empty();
+        if !more {
+            open.remove(&scanner_id);
+        }
+        meta_answer(scanner_id, &batch, more, codec)
+    }
+
+    /// Serves one HBase connection until the client closes it or sends
+    /// bytes that cannot be trusted.
+    async fn serve(self: Arc<Self>, stream: TcpStream) {
+        let (mut reader, mut writer) = stream.into_split();
+        let (tx, mut rx) = mpsc::unbounded_channel::<BytesMut>();
+        let write_task = tokio::spawn(async move {
+            while let Some(mut buf) = rx.recv().await {
+                // Send what else is ready in the same write.
+                while let Ok(more) = rx.try_recv() {
+                    buf.extend_from_slice(&more);
+                }
+                if writer.write_all(&buf).await.is_err() {
+                    return;
+                }
+            }
+            let _ = writer.shutdown().await;
+        });
+        let mut decoder = ServerDecoder::default();
+        let mut buf = BytesMut::with_capacity(64 * 1024);
+        let mut conn = Connection::default();
+        let mut later = Vec::new();
+        let mut open = true;
+        while open {
+            match reader.read_buf(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            let mut out = BytesMut::new();
+            loop {
+                match decoder.decode(&mut buf) {
+                    Ok(None) => break,
+                    Ok(Some(event)) => {
+                        open = self.event(event, &mut conn, &mut out, &mut later);
+                        if !open {
+                            break;
+                        }
+                    }
+                    Err(e) => {
+                        tracing::debug!("HBase RPC connection closed: {e}");
+                        let _ = frame::encode_exception(
+                            &mut out,
+                            NO_CALL_ID,
+                            &e.exception().to_response(),
+                        );
+                        open = false;
+                        break;
+                    }
+                }
+            }
+            if !out.is_empty() && tx.send(out).is_err() {
+                break;
+            }
+            for work in later.drain(..) {
+                let tx = tx.clone();
+                tokio::spawn(async move {
+                    let _ = tx.send(work.await);
+                });
+            }
+        }
+        // The writer ends once every answer still being worked on is sent.
+        drop(tx);
+        let _ = write_task.await;
+    }
+}
+
+/// A meta scan's answer: every row's cells in the cell block (or inline).
+fn meta_answer(
+    scanner_id: u64,
+    rows: &[MetaRow],
+    more_in_region: bool,
+    codec: Option<CellCodec>,
+) -> Result<Answer<pb::ScanResponse>, HBaseException> {
+    let mut block = BytesMut::new();
+    let mut message = pb::ScanResponse {
+        scanner_id: Some(scanner_id),
+        more_results: Some(true),
+        more_results_in_region: Some(more_in_region),
+        ttl: Some(SCANNER_TTL_MS),
+        ..Default::default()
+    };
+    for r in rows {
+        let result = client_service::encode_result(&r.cells, codec, &mut block)?;
+        match codec {
+            Some(_) => message
+                .cells_per_result
+                .push(u32::try_from(r.cells.len()).unwrap_or(u32::MAX)),
+            None => message.results.push(result),
+        }
+        message.partial_flag_per_result.push(false);
+    }
+    Ok(Answer {
+        message,
+        cells: block,
+    })
+}
+
+/// True when the connection speaks HBase RPC; false for anything else
+/// (HTTP/2), for a connection closed before it said, or one silent for
+/// [`SNIFF_TIMEOUT`].
+async fn speaks_hbase(stream: &TcpStream) -> bool {
+    let sniff = async {
+        let mut head = [0u8; SNIFF_BYTES];
+        loop {
+            let n = match stream.peek(&mut head).await {
+                Ok(n) => n,
+                Err(_) => return false,
+            };
+            let Some(seen) = head.get(..n) else {
+                return false;
+            };
+            if n == 0 || !frame::looks_like_hbase(seen) {
+                return false;
+            }
+            if n >= SNIFF_BYTES {
+                return true;
+            }
+            // A prefix of an HBase preamble: wait for the rest.
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    };
+    tokio::time::timeout(SNIFF_TIMEOUT, sniff)
+        .await
+        .unwrap_or(false)
+}
+
+/// Accepts connections on `listener` (Nagle off), serves the HBase ones
+/// and yields the others for `tonic`'s `serve_with_incoming*`. Accepting
+/// stops when the returned stream is dropped (the gRPC server stopped), so
+/// the port is free again for a restart.
+pub fn split_incoming(
+    listener: TcpListener,
+    rpc: Arc<HBaseRpc>,
+) -> ReceiverStream<io::Result<TcpStream>> {
+    let (tx, rx) = mpsc::channel::<io::Result<TcpStream>>(64);
+    tokio::spawn(async move {
+        loop {
+            let accepted = tokio::select! {
+                _ = tx.closed() => return,
+                a = listener.accept() => a,
+            };
+            let stream = match accepted {
+                Ok((s, _)) => s,
+                Err(e) => {
+                    // Out of file descriptors and the like: wait, go on.
+                    tracing::warn!("accept failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            };
+            let _ = stream.set_nodelay(true);
+            let tx = tx.clone();
+            let rpc = rpc.clone();
+            tokio::spawn(async move {
+                if speaks_hbase(&stream).await {
+                    rpc.serve(stream).await;
+                } else {
+                    let _ = tx.send(Ok(stream)).await;
+                }
+            });
+        }
+    });
+    ReceiverStream::new(rx)
+}
