@@ -369,10 +369,28 @@ impl RegionServer {
         Ok(cellblock::encode_results([(&row[..], &cells[..])]))
     }
 
+    /// Locks `row` of `region` against other read-modify-writes until the
+    /// guard is dropped.
+    pub fn lock_row(&self, region: u64, row: &[u8]) -> parking_lot::MutexGuard<'_, ()> {
+        self.locks.lock(region, row)
+    }
+
     /// [`read_modify_write`](Self::read_modify_write) of one row mutation
     /// (its puts' values are the amounts or suffixes); returns the new
     /// cells.
     pub fn read_modify_write_row(
+        &self,
+        region: u64,
+        m: RowMutation,
+        append: bool,
+    ) -> Result<Vec<Cell>> {
+        let _guard = self.locks.lock(region, &m.row);
+        self.read_modify_write_locked(region, m, append)
+    }
+
+    /// [`read_modify_write_row`](Self::read_modify_write_row) for a caller
+    /// that holds the row's lock ([`lock_row`](Self::lock_row)).
+    pub fn read_modify_write_locked(
         &self,
         region: u64,
         m: RowMutation,
@@ -386,7 +404,6 @@ impl RegionServer {
                 format!("row is outside region {region}"),
             ));
         }
-        let _guard = self.locks.lock(region, &m.row);
         let mut out = RowMutation::new(m.row.clone()).with_durability(m.durability);
         let mut read = Get::new(m.row.clone());
         for c in m.mutations() {
@@ -505,7 +522,7 @@ fn be_i64(v: &[u8], what: &str) -> Result<i64> {
         ServerError::new(
             ErrorCode::InvalidRequest,
             format!(
-                "increment {what} is {} bytes; it must be an 8-byte long",
+                "increment {what} is not a long: it is {} bytes wide, a long is 8",
                 v.len()
             ),
         )

@@ -23,6 +23,15 @@ pub struct Lease {
     pub region: u64,
     /// The scan's filter and reversed rows ([`crate::read_path`]).
     pub state: ScanState,
+    /// Rows the scan may still return under its limit (HBase's
+    /// `Scan.setLimit`, which the Java client sends only when it opens
+    /// the scanner); `None`: no limit.
+    pub rows_left: Option<u64>,
+    /// Most cells per result (HBase's `Scan.setBatch`); `None`: whole rows.
+    pub cells_per_result: Option<u32>,
+    /// Results cut at about this many bytes, a row in several parts
+    /// (HBase's partial results); `None`: whole rows.
+    pub bytes_per_result: Option<u64>,
     last_used: Instant,
 }
 
@@ -60,6 +69,9 @@ impl ScannerLeases {
             scanner,
             region,
             state,
+            rows_left: None,
+            cells_per_result: None,
+            bytes_per_result: None,
             last_used: Instant::now(),
         };
         self.open.lock().insert(id, Arc::new(Mutex::new(lease)));

@@ -248,7 +248,9 @@ async fn table_exists_reads_meta_table_state() {
     let cells = decode_cells(&r.cell_block.unwrap()).unwrap();
     assert_eq!(&cells[0].row[..], b"t1");
     assert_eq!(&cells[0].qualifier[..], b"state");
-    assert!(cells[0].value.starts_with(b"PBUF"));
+    // A bare TableState (ENABLED = 0): HBase reads it without "PBUF".
+    assert!(!cells[0].value.starts_with(b"PBUF"));
+    assert_eq!(&cells[0].value[..], &[0x08, 0x00]);
 
     let r = read_response(&mut s, &mut buf).await.unwrap();
     let m: pb::GetResponse = r.decode_message().unwrap();

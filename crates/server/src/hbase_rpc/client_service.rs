@@ -25,6 +25,7 @@ use ferrobase_hbase_wire::convert::mutation::{
 use ferrobase_hbase_wire::convert::time_range_from_pb;
 use ferrobase_hbase_wire::{ExceptionClass, HBaseException, pb};
 use ferrobase_proto::pb as fpb;
+use ferrobase_storage::Get;
 use ferrobase_types::{Cell, LATEST_TIMESTAMP, RowMutation};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -169,15 +170,7 @@ fn check_families(rs: &RegionServer, region: u64, m: &RowMutation) -> Result<(),
     let r = rs.region(region).map_err(exception)?;
     for f in m.families() {
         if r.table().family(&f.family).is_none() {
-            return Err(HBaseException::new(
-                ExceptionClass::NoSuchColumnFamily,
-                format!(
-                    "Column family {} does not exist in region {} in table {}",
-                    String::from_utf8_lossy(&f.family),
-                    r.info().name(),
-                    r.table().name
-                ),
-            ));
+            return Err(no_such_family(&r, &f.family));
         }
     }
     Ok(())
@@ -198,11 +191,6 @@ struct Check {
 
 impl Check {
     fn of(c: &pb::Condition) -> Result<Check, HBaseException> {
-        if c.filter.is_some() {
-            return Err(do_not_retry(
-                "checkAndMutate with a filter condition is not supported yet: check a column",
-            ));
-        }
         let family = c
             .family
             .clone()
@@ -240,27 +228,123 @@ impl Check {
             Some(c) => self.op.keeps(self.comparator.order(&c.value).reverse()),
         }
     }
+}
 
-    /// Runs the check and, when it passes, `mutations` as one batch.
-    fn apply(
-        self,
-        rs: &RegionServer,
-        region: u64,
-        row: &Bytes,
-        mutations: Vec<RowMutation>,
-    ) -> Result<bool, HBaseException> {
-        let time_range = self.time_range;
-        let column = (self.family.clone(), self.qualifier.clone());
-        rs.check_and_mutate_row(
-            region,
-            row,
-            column,
-            time_range,
-            |c| self.passes(c),
-            mutations,
-        )
-        .map_err(exception)
+/// What a checked mutation tests: one column, or a filter the row must
+/// pass (some cell left after filtering).
+enum Condition {
+    Column(Check),
+    Filter(Arc<Filter>, (u64, u64)),
+}
+
+impl Condition {
+    fn of(c: &pb::Condition) -> Result<Condition, HBaseException> {
+        match &c.filter {
+            Some(f) => {
+                let filter = filter_of(Some(f))?.ok_or_else(|| do_not_retry("empty filter"))?;
+                let time_range = match &c.time_range {
+                    Some(t) => time_range_from_pb(Some(t)).map_err(convert)?,
+                    None => (0, u64::MAX),
+                };
+                Ok(Condition::Filter(filter, time_range))
+            }
+            None => Check::of(c).map(Condition::Column),
+        }
     }
+
+    /// True when the condition holds for `row` now (the caller holds the
+    /// row lock).
+    fn holds(&self, rs: &RegionServer, region: u64, row: &Bytes) -> Result<bool, HBaseException> {
+        let r = rs.region(region).map_err(exception)?;
+        match self {
+            Condition::Column(check) => {
+                if r.table().family(&check.family).is_none() {
+                    return Err(no_such_family(&r, &check.family));
+                }
+                let mut g = Get::new(row.clone());
+                g.add_column(check.family.clone(), check.qualifier.clone());
+                g.time_range = check.time_range;
+                let cells = r.get(&g).map_err(|e| exception(e.into()))?;
+                Ok(check.passes(cells.first()))
+            }
+            Condition::Filter(filter, (from, to)) => {
+                let spec = fpb::ReadSpec {
+                    min_timestamp: *from,
+                    max_timestamp: if *to >= LATEST_TIMESTAMP { 0 } else { *to },
+                    ..Default::default()
+                };
+                let rows = read_path::get_rows(
+                    rs,
+                    region,
+                    &[row.clone()],
+                    Some(&spec),
+                    Some(filter.clone()),
+                )
+                .map_err(exception)?;
+                Ok(rows.iter().any(|(_, cells)| !cells.is_empty()))
+            }
+        }
+    }
+}
+
+/// What a checked call does when its condition holds.
+enum Checked {
+    /// Puts and Deletes of the row, as one batch.
+    Mutations(Vec<RowMutation>),
+    /// An Increment (false) or Append (true) whose new cells come back.
+    ReadModifyWrite(RowMutation, bool),
+}
+
+/// Runs `action` on `row` if `condition` holds, under the row lock.
+/// Returns whether it held, and an Increment's or Append's new cells.
+fn check_and(
+    rs: &RegionServer,
+    region: u64,
+    row: &Bytes,
+    condition: Option<&Condition>,
+    action: Checked,
+) -> Result<(bool, Option<Vec<Cell>>), HBaseException> {
+    let _guard = rs.lock_row(region, row);
+    if let Some(c) = condition
+        && !c.holds(rs, region, row)?
+    {
+        return Ok((false, None));
+    }
+    match action {
+        Checked::Mutations(ms) => {
+            if !ms.is_empty() {
+                rs.region(region)
+                    .map_err(exception)?
+                    .mutate_owned(ms)
+                    .map_err(|e| exception(e.into()))?;
+            }
+            Ok((true, None))
+        }
+        Checked::ReadModifyWrite(m, append) => rs
+            .read_modify_write_locked(region, m, append)
+            .map(|cells| (true, Some(cells)))
+            .map_err(exception),
+    }
+}
+
+fn no_such_family(r: &ferrobase_storage::Region, family: &[u8]) -> HBaseException {
+    HBaseException::new(
+        ExceptionClass::NoSuchColumnFamily,
+        format!(
+            "Column family {} does not exist in region {} in table {}",
+            String::from_utf8_lossy(family),
+            r.info().name(),
+            r.table().name
+        ),
+    )
+}
+
+/// False when the client asked for no result (`setReturnResults(false)`:
+/// the attribute `_rr_` holding a false boolean).
+fn returns_results(w: &WireMutation) -> bool {
+    !w.attributes
+        .iter()
+        .any(|a| a.name == "_rr_" && a.value.as_deref() == Some(&[0u8][..]))
 }
 
 /// `ClientService.Mutate`: a Put or Delete (optionally checked), or an
@@ -275,23 +359,30 @@ pub fn mutate(
     let mut reader = cell_block.map(CellBlockReader::new);
     let w = mutation_from_pb(&req.mutation, reader.as_mut()).map_err(convert)?;
     let kind = w.kind;
+    let condition = req.condition.as_ref().map(Condition::of).transpose()?;
+    if let Some(c) = &req.condition
+        && c.row != w.mutation.row
+    {
+        return Err(do_not_retry(
+            "checkAndMutate: the condition's row is not the mutation's row",
+        ));
+    }
     let mut block = BytesMut::new();
     match kind {
         MutationKind::Increment | MutationKind::Append => {
-            if req.condition.is_some() {
-                return Err(do_not_retry(
-                    "a checked Increment or Append is not supported yet",
-                ));
-            }
+            let wants = returns_results(&w);
             check_families(rs, region, &w.mutation)?;
-            let cells = rs
-                .read_modify_write_row(region, w.mutation, kind == MutationKind::Append)
-                .map_err(exception)?;
-            let result = encode_result(&cells, codec, &mut block)?;
+            let row = w.mutation.row.clone();
+            let action = Checked::ReadModifyWrite(w.mutation, kind == MutationKind::Append);
+            let (processed, cells) = check_and(rs, region, &row, condition.as_ref(), action)?;
+            let result = match cells {
+                Some(cells) if wants => Some(encode_result(&cells, codec, &mut block)?),
+                _ => None,
+            };
             Ok(Answer::new(
                 pb::MutateResponse {
-                    result: Some(result),
-                    processed: Some(true),
+                    result,
+                    processed: Some(processed),
                 },
                 block,
             ))
@@ -299,15 +390,10 @@ pub fn mutate(
         MutationKind::Put | MutationKind::Delete => {
             let m = row_mutation(rs, region, w)?;
             check_families(rs, region, &m)?;
-            let processed = match &req.condition {
+            let processed = match &condition {
                 Some(c) => {
-                    if c.row != m.row {
-                        return Err(do_not_retry(
-                            "checkAndMutate: the condition's row is not the mutation's row",
-                        ));
-                    }
                     let row = m.row.clone();
-                    Check::of(c)?.apply(rs, region, &row, vec![m])?
+                    check_and(rs, region, &row, Some(c), Checked::Mutations(vec![m]))?.0
                 }
                 None => {
                     rs.region(region)
@@ -374,7 +460,7 @@ pub fn scan(
     codec: Option<CellCodec>,
     closed_ids: &AtomicU64,
 ) -> Outcome<pb::ScanResponse> {
-    let (ours, filter) = match (req.scanner_id, region, &req.scan) {
+    let (ours, filter, shape) = match (req.scanner_id, region, &req.scan) {
         (Some(id), _, _) => {
             if req.close_scanner == Some(true) {
                 rs.scanners().close(id);
@@ -387,22 +473,45 @@ pub fn scan(
                     BytesMut::new(),
                 ));
             }
+            let shape = Shape::of_lease(rs, id).map_err(exception)?;
+            let wanted = req.number_of_rows.filter(|&n| n > 0).unwrap_or(1);
             let next = fpb::ScanRequest {
                 scanner_id: id,
-                caching: req.number_of_rows.filter(|&n| n > 0).unwrap_or(1),
+                caching: shape.cap(wanted),
                 max_result_size: DEFAULT_MAX_RESULT_SIZE,
                 ..Default::default()
             };
-            (next, None)
+            (next, None, shape)
         }
-        (None, Some(region), Some(scan)) => open_request(region, req, scan)?,
+        (None, Some(region), Some(scan)) => {
+            let (ours, filter) = open_request(region, req, scan)?;
+            (ours, filter, Shape::of_open(req, scan))
+        }
         (None, _, _) => {
             return Err(do_not_retry(
                 "Scan names neither a scanner nor a region and a scan",
             ));
         }
     };
+    let opening = ours.scanner_id == 0;
     let reply = read_path::scan_rows(rs, ours, filter).map_err(exception)?;
+    let returned = reply.rows.len() as u64;
+    let rows_left = shape.rows_left.map(|l| l.saturating_sub(returned));
+    let limit_met = rows_left == Some(0);
+    let mut more = reply.more;
+    if reply.scanner_id != 0 {
+        if limit_met {
+            rs.scanners().close(reply.scanner_id);
+            more = false;
+        } else if opening || shape.rows_left.is_some() {
+            if let Ok(lease) = rs.scanners().checkout(reply.scanner_id) {
+                let mut l = lease.lock();
+                l.rows_left = rows_left;
+                l.cells_per_result = shape.cells_per_result;
+                l.bytes_per_result = shape.bytes_per_result;
+            }
+        }
+    }
     let scanner_id = match reply.scanner_id {
         0 => CLOSED_SCANNER_IDS | closed_ids.fetch_add(1, Ordering::Relaxed),
         id => id,
@@ -411,37 +520,110 @@ pub fn scan(
     let mut message = pb::ScanResponse {
         scanner_id: Some(scanner_id),
         // The whole scan goes on in the next region unless the filter can
-        // pass nothing more; the client applies its own limit and stop row.
-        more_results: Some(!reply.filter_done),
-        more_results_in_region: Some(reply.more),
+        // pass nothing more or the limit is met; the client applies its
+        // own stop row.
+        more_results: Some(!reply.filter_done && !limit_met),
+        more_results_in_region: Some(more),
         ttl: Some(SCANNER_TTL_MS),
         ..Default::default()
     };
-    encode_rows(&reply.rows, codec, &mut block, &mut message)?;
+    encode_rows(&reply.rows, &shape, codec, &mut block, &mut message)?;
     Ok(Answer::new(message, block))
+}
+
+/// How a scan's rows are cut into results and how many it may return.
+#[derive(Clone, Copy, Debug, Default)]
+struct Shape {
+    rows_left: Option<u64>,
+    cells_per_result: Option<u32>,
+    bytes_per_result: Option<u64>,
+}
+
+impl Shape {
+    fn of_open(req: &pb::ScanRequest, scan: &pb::Scan) -> Shape {
+        Shape {
+            rows_left: req.limit_of_rows.filter(|&l| l > 0).map(u64::from),
+            cells_per_result: scan.batch_size.filter(|&b| b > 0),
+            bytes_per_result: (scan.allow_partial_results == Some(true)).then(|| {
+                scan.max_result_size
+                    .filter(|&s| s > 0)
+                    .unwrap_or(DEFAULT_MAX_RESULT_SIZE)
+            }),
+        }
+    }
+
+    fn of_lease(rs: &RegionServer, id: u64) -> crate::Result<Shape> {
+        let lease = rs.scanners().checkout(id)?;
+        let l = lease.lock();
+        Ok(Shape {
+            rows_left: l.rows_left,
+            cells_per_result: l.cells_per_result,
+            bytes_per_result: l.bytes_per_result,
+        })
+    }
+
+    /// `wanted` rows, no more than the limit leaves.
+    fn cap(&self, wanted: u32) -> u32 {
+        match self.rows_left {
+            Some(left) => u32::try_from(left).unwrap_or(u32::MAX).min(wanted),
+            None => wanted,
+        }
+    }
+
+    /// A row's cells as results: `(cells, partial)`, `partial` set on every
+    /// part but the row's last.
+    fn parts<'a>(&self, cells: &'a [Cell]) -> Vec<(&'a [Cell], bool)> {
+        if self.cells_per_result.is_none() && self.bytes_per_result.is_none() {
+            return vec![(cells, false)];
+        }
+        let max_cells = self.cells_per_result.map_or(usize::MAX, |b| b as usize);
+        let max_bytes = self.bytes_per_result.unwrap_or(u64::MAX);
+        let mut parts = Vec::new();
+        let mut start = 0;
+        let mut bytes = 0u64;
+        for (i, c) in cells.iter().enumerate() {
+            bytes += (c.row.len() + c.family.len() + c.qualifier.len() + c.value.len() + 20) as u64;
+            if i + 1 - start >= max_cells || bytes >= max_bytes {
+                parts.push((&cells[start..=i], true));
+                start = i + 1;
+                bytes = 0;
+            }
+        }
+        if start < cells.len() {
+            parts.push((&cells[start..], true));
+        }
+        if let Some(last) = parts.last_mut() {
+            last.1 = false;
+        }
+        parts
+    }
 }
 
 fn encode_rows(
     rows: &Rows,
+    shape: &Shape,
     codec: Option<CellCodec>,
     block: &mut BytesMut,
     message: &mut pb::ScanResponse,
 ) -> Result<(), HBaseException> {
     for (_, cells) in rows {
-        match codec {
-            Some(codec) => {
-                let n = encode_cells(block, codec, cells)
-                    .map_err(|e| do_not_retry(format!("results could not be encoded: {e}")))?;
-                message
-                    .cells_per_result
-                    .push(u32::try_from(n).unwrap_or(u32::MAX));
+        for (part, partial) in shape.parts(cells) {
+            match codec {
+                Some(codec) => {
+                    let n = encode_cells(block, codec, part)
+                        .map_err(|e| do_not_retry(format!("results could not be encoded: {e}")))?;
+                    message
+                        .cells_per_result
+                        .push(u32::try_from(n).unwrap_or(u32::MAX));
+                }
+                None => message.results.push(pb::Result {
+                    cell: part.iter().map(cell_to_pb).collect(),
+                    partial: Some(partial),
+                    ..Default::default()
+                }),
             }
-            None => message.results.push(pb::Result {
-                cell: cells.iter().map(cell_to_pb).collect(),
-                ..Default::default()
-            }),
+            message.partial_flag_per_result.push(partial);
         }
-        message.partial_flag_per_result.push(false);
     }
     Ok(())
 }
@@ -633,19 +815,13 @@ fn atomic_action(
             ..Default::default()
         };
     };
-    let processed = match &ra.condition {
-        Some(c) => Check::of(c).and_then(|check| check.apply(rs, region, &row, mutations)),
-        None => rs
-            .check_and_mutate_row(
-                region,
-                &row,
-                (Bytes::new(), Bytes::new()),
-                (0, u64::MAX),
-                |_| true,
-                mutations,
-            )
-            .map_err(exception),
-    };
+    let processed = ra
+        .condition
+        .as_ref()
+        .map(Condition::of)
+        .transpose()
+        .and_then(|c| check_and(rs, region, &row, c.as_ref(), Checked::Mutations(mutations)))
+        .map(|(held, _)| held);
     match processed {
         Ok(processed) => pb::RegionActionResult {
             result_or_exception: indexes

@@ -17,8 +17,10 @@
 //! info:state             "OPEN" | "CLOSED"
 //! ```
 //!
-//! A table's state is the cell `table:state` ("PBUF" + TableState) in the
-//! row named by the table's name; scans of `info` do not see those rows.
+//! A table's state is the cell `table:state` in the row named by the
+//! table's name: a bare `TableState` message, without the "PBUF" prefix
+//! (HBase's `TableState.parseFrom` reads it without one); scans of `info`
+//! do not see those rows.
 //!
 //! Rows sort as HBase's `MetaCellComparator` sorts them: by table, then
 //! start key, then the rest (the id), each compared as bytes, so a locate
@@ -33,6 +35,7 @@ use bytes::Bytes;
 use ferrobase_hbase_wire::names::{RegionName, ServerName, TableName, with_pb_magic};
 use ferrobase_hbase_wire::{HBaseException, pb};
 use ferrobase_types::Cell;
+use prost::Message;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -198,9 +201,12 @@ impl Renderer<'_> {
         } else {
             pb::table_state::State::Disabled
         };
-        let value = with_pb_magic(&pb::TableState {
-            state: state as i32,
-        });
+        let value = Bytes::from(
+            pb::TableState {
+                state: state as i32,
+            }
+            .encode_to_vec(),
+        );
         Some(MetaRow {
             key: row.clone(),
             cells: vec![Cell::put(
