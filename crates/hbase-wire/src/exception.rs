@@ -100,6 +100,10 @@ classes! {
     UnsupportedCompressionCodec => "org.apache.hadoop.hbase.ipc.UnsupportedCompressionCodecException", retry: false,
     /// The connection header names a service this server does not run.
     UnknownService => "org.apache.hadoop.hbase.ipc.UnknownServiceException", retry: false,
+    /// A request that breaks a rule of the cluster's state (e.g. deleting
+    /// a namespace that still holds tables). Server-side only: the Java
+    /// client sees it as a DoNotRetryIOException naming this class.
+    Constraint => "org.apache.hadoop.hbase.constraint.ConstraintException", retry: false,
 }
 
 impl ExceptionClass {

@@ -46,6 +46,7 @@ pub fn table_to_pb(t: &TableDescriptor) -> pb::TableSchema {
         name: t.name.clone(),
         families: t.families.iter().map(family_to_pb).collect(),
         durability: t.durability.name().to_string(),
+        values: t.values.clone().into_iter().collect(),
     }
 }
 
@@ -57,6 +58,7 @@ pub fn table_from_pb(t: &pb::TableSchema) -> Result<TableDescriptor, DescriptorE
         .map(family_from_pb)
         .collect::<Result<Vec<_>, _>>()?;
     let mut d = TableDescriptor::new(&t.name, families)?;
+    d.values = t.values.clone().into_iter().collect();
     if !t.durability.is_empty() {
         d.durability =
             t.durability

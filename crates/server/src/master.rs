@@ -310,6 +310,7 @@ impl Master {
         }
         let d = TableDescriptor::new(&d.name, d.families.clone()).map(|mut n| {
             n.durability = d.durability;
+            n.values = d.values.clone();
             n
         })?;
         if t.enabled {
@@ -339,6 +340,36 @@ impl Master {
         Ok(())
     }
 
+    /// Sets a table's DURABILITY and other attributes (HBase's
+    /// `modifyTable` of table-level values); regions reopen when the
+    /// durability changes.
+    pub fn set_table_values(
+        &self,
+        name: &str,
+        durability: ferrobase_types::Durability,
+        values: BTreeMap<String, String>,
+    ) -> Result<()> {
+        let _ddl = self.ddl.lock();
+        let t = self.table(name)?;
+        let reopen = t.enabled && t.descriptor.durability != durability;
+        if reopen {
+            self.unassign(&t)?;
+        }
+        let new = self.meta.update(|m| {
+            let entry = m
+                .tables
+                .get_mut(name)
+                .ok_or_else(|| ServerError::no_table(name))?;
+            entry.descriptor.durability = durability;
+            entry.descriptor.values = values;
+            Ok(entry.clone())
+        })?;
+        if reopen {
+            self.assign(&new)?;
+        }
+        Ok(())
+    }
+
     /// Deletes a disabled table and its data.
     pub fn drop_table(&self, name: &str) -> Result<()> {
         let _ddl = self.ddl.lock();
@@ -361,17 +392,27 @@ impl Master {
     /// Deletes every row, keeping the schema and the split points; the
     /// table is enabled afterwards (as HBase's `truncate_preserve`).
     pub fn truncate(&self, name: &str) -> Result<()> {
+        self.truncate_with(name, true)
+    }
+
+    /// [`truncate`](Self::truncate), keeping the table's split points
+    /// only when `preserve_splits` (HBase's `truncateTable` flag); without
+    /// them the table restarts as one region.
+    pub fn truncate_with(&self, name: &str, preserve_splits: bool) -> Result<()> {
         let _ddl = self.ddl.lock();
         let t = self.table(name)?;
         if t.enabled {
             self.unassign(&t)?;
         }
-        let keys: Vec<Vec<u8>> = t
-            .regions
-            .iter()
-            .skip(1)
-            .map(|r| r.start_key.clone())
-            .collect();
+        let keys: Vec<Vec<u8>> = if preserve_splits {
+            t.regions
+                .iter()
+                .skip(1)
+                .map(|r| r.start_key.clone())
+                .collect()
+        } else {
+            Vec::new()
+        };
         let new = self.meta.update(|m| {
             let regions = regions_for(m, name, &keys);
             let entry = m

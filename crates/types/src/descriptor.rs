@@ -314,6 +314,11 @@ pub struct TableDescriptor {
     pub families: Vec<FamilyDescriptor>,
     /// DURABILITY: the default for mutations that say `USE_DEFAULT`.
     pub durability: crate::Durability,
+    /// Other table attributes as given (HBase's `MAX_FILESIZE`,
+    /// `MEMSTORE_FLUSHSIZE`, user keys such as `owner`): kept and shown
+    /// back, not acted on.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub values: std::collections::BTreeMap<String, String>,
 }
 
 impl TableDescriptor {
@@ -335,6 +340,7 @@ impl TableDescriptor {
             name: name.to_string(),
             families,
             durability: crate::Durability::UseDefault,
+            values: Default::default(),
         })
     }
 

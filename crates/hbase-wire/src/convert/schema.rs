@@ -150,7 +150,10 @@ pub fn table_from_pb(t: &pb::TableSchema) -> Result<Schema<TableDescriptor>, Con
                 }
             })?;
         } else {
-            ignored.push(format!("{key}={value}"));
+            if !key.eq_ignore_ascii_case("IS_META") {
+                // Kept and shown back (getMaxFileSize, getValue("owner")).
+                d.values.insert(key.to_string(), value.to_string());
+            }
         }
     }
     for c in &t.configuration {
@@ -169,6 +172,9 @@ pub fn table_to_pb(t: &TableDescriptor) -> Result<pb::TableSchema, ConvertError>
     let mut attributes = Vec::new();
     if t.durability != Durability::UseDefault {
         attributes.push(pair("DURABILITY", t.durability.name().to_string()));
+    }
+    for (k, v) in &t.values {
+        attributes.push(pair(k, v.clone()));
     }
     Ok(pb::TableSchema {
         table_name: Some(name.to_pb()),

@@ -169,8 +169,8 @@ impl MasterService<'_> {
         })
     }
 
-    /// `truncateTable`: ferrobase keeps the table's split points either
-    /// way (HBase drops them unless `preserveSplits`).
+    /// `truncateTable`: the table's split points are kept only with
+    /// `preserveSplits`, as in HBase.
     pub fn truncate_table(
         &self,
         req: &pb::TruncateTableRequest,
@@ -179,7 +179,9 @@ impl MasterService<'_> {
         if self.master.is_enabled(&name).map_err(exception)? {
             return Err(HBaseException::new(ExceptionClass::TableNotDisabled, name));
         }
-        self.master.truncate(&name).map_err(exception)?;
+        self.master
+            .truncate_with(&name, req.preserve_splits.unwrap_or(false))
+            .map_err(exception)?;
         Ok(pb::TruncateTableResponse {
             proc_id: Some(self.procedure()),
         })
@@ -371,7 +373,12 @@ impl MasterService<'_> {
             .map(|f| f.name.clone())
             .collect();
         let modify = new.families.iter().map(fschema::family_to_pb).collect();
-        let proc_id = self.alter(name, modify, delete)?;
+        let proc_id = self.alter(name.clone(), modify, delete)?;
+        if new.durability != old.durability || new.values != old.values {
+            self.master
+                .set_table_values(&name, new.durability, new.values)
+                .map_err(exception)?;
+        }
         Ok(pb::ModifyTableResponse {
             proc_id: Some(proc_id),
         })
@@ -452,6 +459,13 @@ impl MasterService<'_> {
         &self,
         req: &pb::DeleteNamespaceRequest,
     ) -> Outcome<pb::DeleteNamespaceResponse> {
+        let ns = &req.namespace_name;
+        if !self.tables(None, false, Some(ns))?.is_empty() {
+            return Err(HBaseException::new(
+                ExceptionClass::Constraint,
+                format!("namespace {ns} has tables: drop them before deleting it"),
+            ));
+        }
         self.master
             .delete_namespace(&req.namespace_name)
             .map_err(exception)?;
