@@ -111,7 +111,15 @@ scripts/java-deps.sh "${deps[@]}"
 project="$root/interop/ycsb"
 if [ ! -f "$project/target/classpath.txt" ] || [ ! -d "$project/target/classes/io" ] ||
   [ -n "$(find "$project/pom.xml" "$project/src" -newer "$project/target/classpath.txt" -type f 2>/dev/null)" ]; then
-  (cd "$project" && mvn -B -q -o -Dstyle.color=never compile dependency:build-classpath -Dmdep.outputFile=target/classpath.txt)
+  # Maven's output only on failure (Debian's Maven 3.8 prints stray color codes even with -q).
+  compile_log=$(mktemp)
+  if ! (cd "$project" && mvn -B -q -o -Dstyle.color=never compile dependency:build-classpath \
+    -Dmdep.outputFile=target/classpath.txt) >"$compile_log" 2>&1; then
+    cat "$compile_log" >&2
+    echo "compiling interop/ycsb failed" >&2
+    exit 1
+  fi
+  rm -f "$compile_log"
 fi
 client_cp="$project/target/classes:$(cat "$project/target/classpath.txt")"
 read -r -a client_jvm <<<"${YCSB_JAVA_OPTS:--Xmx1g -XX:+UseG1GC}"
@@ -320,6 +328,9 @@ for system in "${system_list[@]}"; do
   if ! start_server "$system" "$dir"; then
     say "$system: did not start: $start_error"
     record_system "$system" "$start_error" "" "" "" "$hz"
+    for phase in create load "${workload_list[@]}"; do
+      skip_phase "$system" "$phase" "the server did not start: $start_error"
+    done
     continue
   fi
   start_ticks=$(cpu_ticks "$server_pid")
