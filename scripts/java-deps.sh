@@ -6,6 +6,9 @@
 #
 #   scripts/java-deps.sh          the interop tests' artifacts
 #   scripts/java-deps.sh peer     also the real Apache HBase of scripts/hbase-peer.sh
+#   scripts/java-deps.sh ycsb     also YCSB and its HBase binding (interop/ycsb,
+#                                 scripts/bench-peer.sh)
+#   scripts/java-deps.sh peer ycsb   both
 #
 # Idempotent: when a project's pom has not changed since its artifacts were
 # resolved (a stamp under ~/.m2), it does nothing and prints nothing.
@@ -15,10 +18,12 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 
 want_peer=0
+want_ycsb=0
 for arg in "$@"; do
   case "$arg" in
     peer) want_peer=1 ;;
-    *) echo "usage: $0 [peer]" >&2; exit 2 ;;
+    ycsb) want_ycsb=1 ;;
+    *) echo "usage: $0 [peer] [ycsb]" >&2; exit 2 ;;
   esac
 done
 
@@ -82,5 +87,12 @@ if [ "$want_peer" -eq 1 ]; then
   # The peer: Apache HBase's server jars and their dependencies, and the
   # classpath file scripts/hbase-peer.sh starts it with.
   resolve "$root/interop/hbase-peer" \
+    compile dependency:build-classpath -Dmdep.outputFile=target/classpath.txt
+fi
+
+if [ "$want_ycsb" -eq 1 ]; then
+  # YCSB 0.17.0's core, the HBase client and the binding in interop/ycsb,
+  # compiled, and the classpath file scripts/bench-peer.sh runs YCSB with.
+  resolve "$root/interop/ycsb" \
     compile dependency:build-classpath -Dmdep.outputFile=target/classpath.txt
 fi
