@@ -54,3 +54,8 @@ RUSTDOCFLAGS="-D warnings" cargo doc --no-deps
 echo "== cargo test"
 # Default members only: the RocksDB comparison crate is never built here.
 cargo test --no-fail-fast
+echo "== HBase Java client interop (the unmodified hbase-shaded-client 2.6 against ferrobase standalone)"
+# scripts/java-deps.sh (run by the script) installs a JDK 17 and Maven when
+# missing and fetches the client's artifacts into ~/.m2 once.
+cargo build -q -p ferrobase
+FERROBASE_BIN="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/ferrobase" ./scripts/hbase-client-tests.sh

@@ -199,6 +199,7 @@ impl Admin {
                     .iter()
                     .map(|(k, v)| (k.to_string(), v.to_string()))
                     .collect(),
+                ..Default::default()
             }],
             delete: Vec::new(),
         })

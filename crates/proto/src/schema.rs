@@ -17,6 +17,7 @@ pub fn family_to_pb(f: &FamilyDescriptor) -> pb::FamilySchema {
             .filter(|(k, _)| *k != "NAME")
             .map(|(k, v)| (k.to_string(), v))
             .collect(),
+        values: f.values.clone().into_iter().collect(),
     }
 }
 
@@ -29,6 +30,9 @@ pub fn apply_family(
         // describe prints TTL as "N SECONDS (D DAYS)"; accept it back.
         let v = v.split(" (").next().unwrap_or(v);
         base.set(k, v)?;
+    }
+    for (k, v) in &f.values {
+        base.values.insert(k.clone(), v.clone());
     }
     Ok(())
 }

@@ -104,6 +104,10 @@ pub struct FamilyDescriptor {
     /// IN_MEMORY: blocks get priority in the block cache.
     pub in_memory: bool,
     pub keep_deleted_cells: KeepDeletedCells,
+    /// Other attributes as given (HBase's `setValue` and configuration
+    /// keys): kept and shown back, not acted on.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub values: std::collections::BTreeMap<String, String>,
 }
 
 impl FamilyDescriptor {
@@ -137,6 +141,7 @@ impl FamilyDescriptor {
             data_block_encoding: DataBlockEncoding::None,
             in_memory: false,
             keep_deleted_cells: KeepDeletedCells::False,
+            values: Default::default(),
         })
     }
 

@@ -69,7 +69,8 @@ pub fn apply_family(
         if FAMILY_ATTRIBUTES.contains(&upper.as_str()) {
             base.set(&upper, value)?;
         } else {
-            ignored.push(format!("{key}={value}"));
+            // Kept and shown back (getValue); not acted on.
+            base.values.insert(key.to_string(), value.to_string());
         }
     }
     for c in &f.configuration {
@@ -111,6 +112,10 @@ pub fn family_to_pb(f: &FamilyDescriptor) -> pb::ColumnFamilySchema {
         pair("BLOCKSIZE", f.blocksize.to_string()),
         pair("REPLICATION_SCOPE", "0".to_string()),
     ];
+    let attributes: Vec<_> = attributes
+        .into_iter()
+        .chain(f.values.iter().map(|(k, v)| pair(k, v.clone())))
+        .collect();
     pb::ColumnFamilySchema {
         name: Bytes::from(f.name.clone()),
         attributes,

@@ -133,8 +133,14 @@ fn get_result(
     }
     let spec = read_spec(&get.column, get.time_range.as_ref(), get.max_versions)?;
     let filter = filter_of(get.filter.as_ref())?;
-    let rows = read_path::get_rows(rs, region, &[get.row.clone()], Some(&spec), filter)
-        .map_err(exception)?;
+    let rows = read_path::get_rows(
+        rs,
+        region,
+        std::slice::from_ref(&get.row),
+        Some(&spec),
+        filter,
+    )
+    .map_err(exception)?;
     let cells = rows.into_iter().next().map(|(_, c)| c).unwrap_or_default();
     if get.existence_only == Some(true) {
         return Ok(pb::Result {
@@ -276,7 +282,7 @@ impl Condition {
                 let rows = read_path::get_rows(
                     rs,
                     region,
-                    &[row.clone()],
+                    std::slice::from_ref(row),
                     Some(&spec),
                     Some(filter.clone()),
                 )
@@ -503,13 +509,13 @@ pub fn scan(
         if limit_met {
             rs.scanners().close(reply.scanner_id);
             more = false;
-        } else if opening || shape.rows_left.is_some() {
-            if let Ok(lease) = rs.scanners().checkout(reply.scanner_id) {
-                let mut l = lease.lock();
-                l.rows_left = rows_left;
-                l.cells_per_result = shape.cells_per_result;
-                l.bytes_per_result = shape.bytes_per_result;
-            }
+        } else if (opening || shape.rows_left.is_some())
+            && let Ok(lease) = rs.scanners().checkout(reply.scanner_id)
+        {
+            let mut l = lease.lock();
+            l.rows_left = rows_left;
+            l.cells_per_result = shape.cells_per_result;
+            l.bytes_per_result = shape.bytes_per_result;
         }
     }
     let scanner_id = match reply.scanner_id {

@@ -8,9 +8,9 @@
 //! names the same `host:port` as ferrobase's own clients.
 //!
 //! Services: the connection registry (`Regist` and `ClientMetaService`),
-//! `MasterService` where this server is the master ([`master_service`]),
-//! and `ClientService` ([`client_service`], with `hbase:meta` rendered by
-//! [`meta_table`]). A method that is not served is answered with HBase's
+//! `MasterService` where this server is the master (`master_service`),
+//! and `ClientService` (`client_service`, with `hbase:meta` rendered by
+//! `meta_table`). A method that is not served is answered with HBase's
 //! `DoNotRetryIOException` wrapping an `UnsupportedOperationException`
 //! that names it, so a Java client fails at once saying what is missing
 //! instead of retrying.

@@ -1,0 +1,252 @@
+//! The data calls of HBase's native RPC, as the Java client makes them:
+//! locate a row's region with a reversed scan of `hbase:meta`, write with
+//! `Mutate` (cells inline) and `Multi` (cells in the cell block), read with
+//! `Get` and a `Scan` continued over several calls, and a missing family
+//! answered with `NoSuchColumnFamilyException` for that action alone.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use bytes::{Bytes, BytesMut};
+use ferrobase_hbase_wire::cellblock::{CellCodec, decode_cells};
+use ferrobase_hbase_wire::convert::mutation::{MutationKind, mutation_to_pb};
+use ferrobase_hbase_wire::frame::{self, AuthMethod, DEFAULT_MAX_FRAME, ResponseFrame};
+use ferrobase_hbase_wire::{RegionName, pb};
+use ferrobase_types::RowMutation;
+use std::collections::HashMap;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+struct Client {
+    s: TcpStream,
+    buf: BytesMut,
+    next_id: u32,
+    /// Answers that arrived before the one waited for.
+    early: HashMap<u32, ResponseFrame>,
+}
+
+impl Client {
+    async fn connect(addr: std::net::SocketAddr) -> Client {
+        let mut s = TcpStream::connect(addr).await.unwrap();
+        let mut out = BytesMut::new();
+        frame::encode_preamble(&mut out, AuthMethod::Simple);
+        let header = pb::ConnectionHeader {
+            service_name: Some("ClientService".into()),
+            cell_block_codec_class: Some(CellCodec::KeyValue.class_name().into()),
+            ..Default::default()
+        };
+        frame::encode_connection_header(&mut out, &header).unwrap();
+        s.write_all(&out).await.unwrap();
+        Client {
+            s,
+            buf: BytesMut::new(),
+            next_id: 1,
+            early: HashMap::new(),
+        }
+    }
+
+    async fn call<M: prost::Message>(
+        &mut self,
+        method: &str,
+        req: &M,
+        cells: Option<&[u8]>,
+    ) -> ResponseFrame {
+        let id = self.next_id;
+        self.next_id += 1;
+        let mut out = BytesMut::new();
+        frame::encode_request(&mut out, id, method, req, cells).unwrap();
+        self.s.write_all(&out).await.unwrap();
+        loop {
+            if let Some(r) = self.early.remove(&id) {
+                return r;
+            }
+            match frame::decode_response(&mut self.buf, DEFAULT_MAX_FRAME).unwrap() {
+                Some(r) if r.call_id() == id => return r,
+                Some(r) => {
+                    self.early.insert(r.call_id(), r);
+                }
+                None => assert!(self.s.read_buf(&mut self.buf).await.unwrap() > 0),
+            }
+        }
+    }
+}
+
+fn bytes(s: &str) -> Bytes {
+    Bytes::copy_from_slice(s.as_bytes())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn locate_write_read_and_scan() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, conn) = common::start_on(dir.path(), common::settings()).await;
+    conn.admin()
+        .create_table(&common::table("d", &["f"]), &[bytes("m")])
+        .await
+        .unwrap();
+    let mut c = Client::connect(server.addr()).await;
+
+    // Locate row "q": the last region starting at or before it.
+    let locate = pb::ScanRequest {
+        region: Some(RegionName::meta().specifier()),
+        scan: Some(pb::Scan {
+            column: vec![pb::Column {
+                family: bytes("info"),
+                qualifier: vec![],
+            }],
+            start_row: Some(bytes("d,q,99999999999999")),
+            stop_row: Some(bytes("d,,")),
+            reversed: Some(true),
+            include_stop_row: Some(true),
+            ..Default::default()
+        }),
+        number_of_rows: Some(1),
+        ..Default::default()
+    };
+    let r = c.call("Scan", &locate, None).await;
+    let m: pb::ScanResponse = r.decode_message().unwrap();
+    assert_eq!(m.cells_per_result.len(), 1);
+    assert_eq!(m.more_results_in_region, Some(false));
+    let cells = decode_cells(&r.cell_block.unwrap()).unwrap();
+    let high = RegionName::parse(&cells[0].row).unwrap();
+    assert_eq!(&high.start_key[..], b"m");
+    let qualifiers: Vec<&[u8]> = cells.iter().map(|c| &c.qualifier[..]).collect();
+    assert_eq!(
+        qualifiers,
+        [
+            &b"regioninfo"[..],
+            b"seqnumDuringOpen",
+            b"server",
+            b"serverstartcode",
+            b"sn",
+            b"state"
+        ]
+    );
+    // Every region of the table, forward (what getAllRegionLocations reads).
+    let all = pb::ScanRequest {
+        region: Some(RegionName::meta().specifier()),
+        scan: Some(pb::Scan {
+            start_row: Some(bytes("d,,")),
+            stop_row: Some(bytes("d ,,")),
+            ..Default::default()
+        }),
+        number_of_rows: Some(100),
+        ..Default::default()
+    };
+    let r = c.call("Scan", &all, None).await;
+    let m: pb::ScanResponse = r.decode_message().unwrap();
+    assert_eq!(m.cells_per_result, [6, 6]);
+    let low = RegionName::parse(&decode_cells(&r.cell_block.unwrap()).unwrap()[0].row).unwrap();
+    assert!(low.start_key.is_empty());
+
+    // A single Put, cells inline as the Java client sends them.
+    let put = pb::MutateRequest {
+        region: high.specifier(),
+        mutation: pb::MutationProto {
+            row: Some(bytes("q")),
+            mutate_type: Some(pb::mutation_proto::MutationType::Put as i32),
+            column_value: vec![pb::mutation_proto::ColumnValue {
+                family: bytes("f"),
+                qualifier_value: vec![pb::mutation_proto::column_value::QualifierValue {
+                    qualifier: Some(bytes("c")),
+                    value: Some(bytes("inline")),
+                    ..Default::default()
+                }],
+            }],
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let r = c.call("Mutate", &put, None).await;
+    let m: pb::MutateResponse = r.decode_message().unwrap();
+    assert_eq!(m.processed, Some(true));
+
+    // A Multi of puts in the cell block, and one to a missing family.
+    let mut block = BytesMut::new();
+    let mut actions = Vec::new();
+    for (i, (row, family)) in [("r1", "f"), ("r2", "nope"), ("r3", "f")]
+        .iter()
+        .enumerate()
+    {
+        let m = RowMutation::new(bytes(row)).put(bytes(family), "c", bytes(row));
+        let proto =
+            mutation_to_pb(MutationKind::Put, &m, None, CellCodec::KeyValue, &mut block).unwrap();
+        actions.push(pb::Action {
+            index: Some(i as u32),
+            mutation: Some(proto),
+            ..Default::default()
+        });
+    }
+    let multi = pb::MultiRequest {
+        region_action: vec![pb::RegionAction {
+            region: high.specifier(),
+            action: actions,
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let r = c.call("Multi", &multi, Some(&block)).await;
+    let m: pb::MultiResponse = r.decode_message().unwrap();
+    let results = &m.region_action_result[0].result_or_exception;
+    let failed: Vec<u32> = results
+        .iter()
+        .filter(|r| r.exception.is_some())
+        .filter_map(|r| r.index)
+        .collect();
+    assert_eq!(failed, [1]);
+    let e = results.iter().find_map(|r| r.exception.clone()).unwrap();
+    assert_eq!(
+        e.name,
+        "org.apache.hadoop.hbase.regionserver.NoSuchColumnFamilyException"
+    );
+
+    // Get of the inline put.
+    let get = pb::GetRequest {
+        region: high.specifier(),
+        get: pb::Get {
+            row: bytes("q"),
+            ..Default::default()
+        },
+    };
+    let r = c.call("Get", &get, None).await;
+    let cells = decode_cells(&r.cell_block.unwrap()).unwrap();
+    assert_eq!(&cells[0].value[..], b"inline");
+
+    // A scan of the high region, one row per call: q, r1, r3.
+    let open = pb::ScanRequest {
+        region: Some(high.specifier()),
+        scan: Some(pb::Scan::default()),
+        number_of_rows: Some(1),
+        ..Default::default()
+    };
+    let mut rows = Vec::new();
+    let r = c.call("Scan", &open, None).await;
+    let mut m: pb::ScanResponse = r.decode_message().unwrap();
+    rows.extend(decode_cells(&r.cell_block.unwrap()).unwrap());
+    let id = m.scanner_id.unwrap();
+    while m.more_results_in_region == Some(true) {
+        let next = pb::ScanRequest {
+            scanner_id: Some(id),
+            number_of_rows: Some(1),
+            ..Default::default()
+        };
+        let r = c.call("Scan", &next, None).await;
+        m = r.decode_message().unwrap();
+        if let Some(b) = r.cell_block {
+            rows.extend(decode_cells(&b).unwrap());
+        }
+    }
+    let keys: Vec<&[u8]> = rows.iter().map(|c| &c.row[..]).collect();
+    assert_eq!(keys, [&b"q"[..], b"r1", b"r3"]);
+    // The scanner closed itself at the region's end.
+    let next = pb::ScanRequest {
+        scanner_id: Some(id),
+        number_of_rows: Some(1),
+        ..Default::default()
+    };
+    let r = c.call("Scan", &next, None).await;
+    assert_eq!(
+        r.header.exception.unwrap().exception_class_name.as_deref(),
+        Some("org.apache.hadoop.hbase.UnknownScannerException")
+    );
+    server.stop().await.unwrap();
+}
