@@ -68,6 +68,9 @@ pub fn apply_family(
         let upper = key.to_ascii_uppercase();
         if FAMILY_ATTRIBUTES.contains(&upper.as_str()) {
             base.set(&upper, value)?;
+        } else if upper == "REPLICATION_SCOPE" {
+            // Always reported back as 0 (no replication).
+            ignored.push(format!("{key}={value}"));
         } else {
             // Kept and shown back (getValue); not acted on.
             base.values.insert(key.to_string(), value.to_string());
@@ -242,10 +245,22 @@ mod tests {
             s.ignored,
             vec![
                 "f:REPLICATION_SCOPE=0",
-                "f:CACHE_DATA_ON_WRITE=false",
                 "f:hbase.hstore.blockingStoreFiles=20",
-                "MAX_FILESIZE=10737418240",
             ]
+        );
+        // Values ferrobase does not act on are kept to be shown back.
+        assert_eq!(
+            f.values.get("CACHE_DATA_ON_WRITE").map(String::as_str),
+            Some("false")
+        );
+        assert_eq!(
+            t.values.get("MAX_FILESIZE").map(String::as_str),
+            Some("10737418240")
+        );
+        let back = table_to_pb(t).unwrap();
+        assert!(
+            back.attributes
+                .contains(&pair("MAX_FILESIZE", "10737418240".into()))
         );
     }
 

@@ -676,12 +676,16 @@ impl HBaseRpc {
             },
             _ => None,
         };
-        let short = region.is_some()
+        // A plain open of a few rows reads like a get; closing a scanner
+        // reads nothing. Both are answered here rather than on a handler.
+        let closing = req.scanner_id.is_some() && req.close_scanner == Some(true);
+        let short_open = region.is_some()
             && req.number_of_rows.is_some_and(|n| n <= SHORT_SCAN_ROWS)
             && req
                 .scan
                 .as_ref()
                 .is_some_and(|s| s.filter.is_none() && s.reversed != Some(true));
+        let short = closing || short_open;
         if short && self.reads_are_local() {
             let closed = &self.closed_scanners;
             self.here(id, out, |rs| {
