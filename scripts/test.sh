@@ -59,3 +59,5 @@ echo "== HBase Java client interop (the unmodified hbase-shaded-client 2.6 again
 # missing and fetches the client's artifacts into ~/.m2 once.
 cargo build -q -p ferrobase
 FERROBASE_BIN="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/ferrobase" ./scripts/hbase-client-tests.sh
+echo "== YCSB workloads A and E through the HBase Java client (small; every operation must succeed)"
+FERROBASE_BIN="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/ferrobase" ./scripts/ycsb-hbase-smoke.sh
