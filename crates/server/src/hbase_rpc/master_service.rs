@@ -11,7 +11,7 @@
 use super::exceptions::{convert, do_not_retry, exception};
 use crate::master::Master;
 use ferrobase_hbase_wire::convert::schema::{family_from_pb, table_from_pb, table_to_pb};
-use ferrobase_hbase_wire::names::TableName;
+use ferrobase_hbase_wire::names::{RegionName, ServerName, TableName};
 use ferrobase_hbase_wire::{ExceptionClass, HBaseException, pb};
 use ferrobase_proto::pb as fpb;
 use ferrobase_proto::schema as fschema;
@@ -20,6 +20,9 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 type Outcome<M> = Result<M, HBaseException>;
+
+/// The HBase version ferrobase's RPC answers for (the client's protocol).
+pub const HBASE_VERSION: &str = "2.6.4";
 
 /// The master and the procedure ids it has handed out.
 pub struct MasterService<'a> {
@@ -492,6 +495,85 @@ impl MasterService<'_> {
             .collect::<Outcome<Vec<_>>>()?;
         Ok(pb::ListNamespaceDescriptorsResponse {
             namespace_descriptor,
+        })
+    }
+
+    /// `getClusterMetrics` (and the HBase shell's `status`): this server as
+    /// the master and every region server with its regions' load.
+    pub fn cluster_status(
+        &self,
+        me: &ServerName,
+        cluster_id: &str,
+    ) -> Outcome<pb::GetClusterStatusResponse> {
+        const MB: u64 = 1024 * 1024;
+        let mb = |b: u64| u32::try_from(b / MB).unwrap_or(u32::MAX);
+        let status = self.master.cluster_status();
+        let local = format!("{}:{}", me.host, me.port);
+        let live_servers = status
+            .servers
+            .iter()
+            .map(|s| {
+                let server = if s.server == local || s.server.is_empty() {
+                    me.clone()
+                } else {
+                    s.server
+                        .rsplit_once(':')
+                        .and_then(|(h, p)| Some(ServerName::new(h, p.parse().ok()?, 0)))
+                        .unwrap_or_else(|| me.clone())
+                };
+                let region_loads = s
+                    .regions
+                    .iter()
+                    .filter_map(|r| {
+                        let table = TableName::parse(&r.table).ok()?;
+                        let (_, regions) = self.master.table_regions(&r.table).ok()?;
+                        let start = regions
+                            .iter()
+                            .find(|l| l.region_id == r.region_id)
+                            .map(|l| l.start_key.clone())
+                            .unwrap_or_default();
+                        Some(pb::RegionLoad {
+                            region_specifier: RegionName::new(&table, &start, r.region_id)
+                                .specifier(),
+                            stores: None,
+                            storefiles: Some(u32::try_from(r.store_files).unwrap_or(u32::MAX)),
+                            storefile_size_mb: Some(mb(r.store_file_bytes)),
+                            mem_store_size_mb: Some(mb(r.memstore_bytes)),
+                            read_requests_count: Some(r.read_requests),
+                            write_requests_count: Some(r.write_requests),
+                            ..Default::default()
+                        })
+                    })
+                    .collect::<Vec<_>>();
+                let reads: u64 = s.regions.iter().map(|r| r.read_requests).sum();
+                let writes: u64 = s.regions.iter().map(|r| r.write_requests).sum();
+                pb::LiveServerInfo {
+                    server: server.to_pb(),
+                    server_load: pb::ServerLoad {
+                        total_number_of_requests: Some(reads + writes),
+                        read_requests_count: Some(reads),
+                        write_requests_count: Some(writes),
+                        region_loads,
+                        ..Default::default()
+                    },
+                }
+            })
+            .collect::<Vec<_>>();
+        let servers_name = live_servers.iter().map(|l| l.server.clone()).collect();
+        Ok(pb::GetClusterStatusResponse {
+            cluster_status: pb::ClusterStatus {
+                hbase_version: Some(pb::HBaseVersionFileContent {
+                    version: HBASE_VERSION.to_string(),
+                }),
+                live_servers,
+                cluster_id: Some(pb::ClusterId {
+                    cluster_id: cluster_id.to_string(),
+                }),
+                master: Some(me.to_pb()),
+                balancer_on: Some(false),
+                servers_name,
+                ..Default::default()
+            },
         })
     }
 

@@ -438,6 +438,30 @@ impl HBaseRpc {
                     in_maintenance_mode: false
                 }
             )),
+            "GetClusterStatus" => {
+                let done = match self.master.as_ref() {
+                    Some(master) => MasterService {
+                        master,
+                        procedures: &self.procedures,
+                    }
+                    .cluster_status(&self.server, &self.cluster_id),
+                    None => Err(not_master()),
+                };
+                write_answer(out, id, plain(done));
+                None
+            }
+            // ferrobase's balancer runs on its own schedule; HBase's switch
+            // is reported off and a manual run moves nothing.
+            "Balance" => now!(pb::BalanceRequest, |_s, _r| Ok(pb::BalanceResponse {
+                balancer_ran: false,
+                moves_calculated: Some(0),
+                moves_executed: Some(0),
+            })),
+            "SetBalancerRunning" => now!(pb::SetBalancerRunningRequest, |_s, _r| Ok(
+                pb::SetBalancerRunningResponse {
+                    prev_balance_value: Some(false),
+                }
+            )),
             "CreateTable" => later!(pb::CreateTableRequest, create_table),
             "DisableTable" => later!(pb::DisableTableRequest, disable_table),
             "EnableTable" => later!(pb::EnableTableRequest, enable_table),

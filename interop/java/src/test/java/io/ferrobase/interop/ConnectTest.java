@@ -7,8 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Arrays;
 import java.util.List;
+import org.apache.hadoop.hbase.ClusterMetrics;
 import org.apache.hadoop.hbase.HConstants;
 import org.apache.hadoop.hbase.HRegionLocation;
+import org.apache.hadoop.hbase.ServerMetrics;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Connection;
 import org.apache.hadoop.hbase.client.RegionLocator;
@@ -94,5 +96,21 @@ class ConnectTest extends InteropTestBase {
           loc.getRegion().getRegionNameAsString(), forRow.getRegion().getRegionNameAsString());
       assertEquals(loc.getServerName(), forRow.getServerName());
     }
+  }
+
+  @Test
+  @Order(7)
+  void clusterMetricsNameTheOneServer() throws Exception {
+    TableName t = createTable("metrics", F);
+    ClusterMetrics m = admin.getClusterMetrics();
+    assertEquals(1, m.getLiveServerMetrics().size(), "live servers: " + m.getLiveServerMetrics());
+    assertNotNull(m.getMasterName());
+    assertNotNull(m.getClusterId());
+    assertTrue(m.getHBaseVersion().startsWith("2."), m.getHBaseVersion());
+    ServerMetrics server = m.getLiveServerMetrics().values().iterator().next();
+    // HBase reports region loads with the server's next heartbeat, so the new
+    // table's region may not be listed yet; some region always is.
+    assertFalse(server.getRegionMetrics().isEmpty(), "a live server reports its regions");
+    assertTrue(admin.tableExists(t));
   }
 }
