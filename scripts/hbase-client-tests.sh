@@ -35,6 +35,12 @@ if [ "${HBASE_TARGET:-ferrobase}" != "peer" ] && [ -z "${FERROBASE_BIN:-}" ]; th
   export FERROBASE_BIN
 fi
 
+# The tests run from interop/java: a relative path must not change meaning.
+if [ -n "${FERROBASE_BIN:-}" ]; then
+  FERROBASE_BIN=$(realpath "$FERROBASE_BIN")
+  export FERROBASE_BIN
+fi
+
 scripts/java-deps.sh
 
 offline=()
