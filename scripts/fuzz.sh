@@ -15,7 +15,8 @@
 # $FUZZ_TARGET_DIR), apart from the workspace's. Each target's corpus grows
 # in fuzz/target/corpus/TARGET, seeded from the committed fuzz/corpus/TARGET
 # (regenerate those with `cargo run --manifest-path fuzz/Cargo.toml
-# --example make_seeds`). Targets run one at a time, one job each.
+# --example make_seeds`). Targets run one at a time, each in one process
+# (libFuzzer's default; `-jobs` would add worker processes and their logs).
 # With FERROBASE_BUILD_LOCK=FILE the build holds `flock FILE` (machines
 # whose builds must not overlap).
 set -euo pipefail
@@ -72,7 +73,7 @@ for t in "${targets[@]}"; do
   # New inputs go to the first corpus directory (the work one); the seeds
   # are only read.
   "$bin_dir/$t" "$corpus" "${seeds[@]}" \
-    -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 -jobs=1 \
+    -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 \
     -print_final_stats=1 -artifact_prefix="$artifacts/" >"$log" 2>&1 || status=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)

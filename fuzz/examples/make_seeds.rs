@@ -416,6 +416,56 @@ fn hbase_rpc(c: &mut Corpus) -> Res {
     frame::encode_request(&mut calls, 3, "Mutate", &mutate, Some(&block))?;
     c.put("hbase_frame_decoder", "call", &calls)?;
     c.put("hbase_frame_decoder", "registry", b"Regist")?;
+    // hbase_convert: a selector byte, then the message.
+    let convert = |kind: u8, body: &[u8]| {
+        let mut seed = vec![kind];
+        seed.extend_from_slice(body);
+        seed
+    };
+    c.put(
+        "hbase_convert",
+        "mutation",
+        &convert(0, &join(&[&mutate.mutation.encode_to_vec(), &block])),
+    )?;
+    let mut family = ferrobase_types::FamilyDescriptor::new("f")?;
+    family.set("VERSIONS", "3")?;
+    family.set("TTL", "86400")?;
+    family.set("COMPRESSION", "SNAPPY")?;
+    let table = ferrobase_types::TableDescriptor::new("ns:t", vec![family.clone()])?;
+    let schema = ferrobase_hbase_wire::convert::schema::table_to_pb(&table)?;
+    c.put(
+        "hbase_convert",
+        "table",
+        &convert(1, &schema.encode_to_vec()),
+    )?;
+    let fam = ferrobase_hbase_wire::convert::schema::family_to_pb(&family);
+    c.put("hbase_convert", "family", &convert(2, &fam.encode_to_vec()))?;
+    c.put(
+        "hbase_convert",
+        "region_spec",
+        &convert(3, &mutate.region.encode_to_vec()),
+    )?;
+    let range = pb::TimeRange {
+        from: Some(5),
+        to: Some(10),
+    };
+    c.put(
+        "hbase_convert",
+        "time_range",
+        &convert(4, &range.encode_to_vec()),
+    )?;
+    let t = ferrobase_hbase_wire::names::TableName::parse("ns:t")?;
+    let r = ferrobase_hbase_wire::names::RegionName::with_replica(&t, b"a,b", 1_700_000_000_000, 1);
+    c.put("hbase_convert", "region_name", &convert(5, &r.name))?;
+    let mut parts = 1_700_000_000_000u64.to_le_bytes().to_vec();
+    parts.extend_from_slice(&[1, 0]);
+    parts.extend_from_slice(b"ns:t\0row,5");
+    c.put("hbase_convert", "region_parts", &convert(6, &parts))?;
+    c.put(
+        "hbase_convert",
+        "server",
+        &convert(7, b"host-1.example,16020,1700000000000"),
+    )?;
     for (i, text) in ferrobase_filter::registry::EXAMPLES.iter().enumerate() {
         let f = ferrobase_filter::parse(text)?;
         let wire = ferrobase_hbase_wire::convert::filter::filter_to_pb(&f);
