@@ -586,6 +586,11 @@ fn text(c: &mut Corpus) -> Res {
         b"\"hbase.hstore.blockingStoreFiles\" = 16\nferrobase.memory.size = \"512m\"\n\n[hbase.regionserver]\nhandler.count = 8\nglobal.memstore.size = 0.25\nthrift.framed = true\n",
     )?;
     c.put("settings_toml", "override", b"hfile.block.cache.size=0.2")?;
+    c.put(
+        "region_manifest",
+        "two_families",
+        br#"{"flushed_seq":42,"max_seq":50,"next_file_id":3,"stores":{"f":["0000000000000001.sf","0000000000000002.sf"],"g":[]}}"#,
+    )?;
     Ok(())
 }
 
