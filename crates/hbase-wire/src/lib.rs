@@ -90,10 +90,10 @@
 //!
 //! Unit tests sit beside each module: golden bytes written by hand from
 //! HBase's format, seeded property tests (round trips, garbage, truncation)
-//! and HBase's own constants (meta's encoded name `1588230740`). `fuzz/` holds
-//! cargo-fuzz targets for the frame, cell-block and filter decoders, in a
-//! workspace of its own: `RUSTC_BOOTSTRAP=1 cargo fuzz run frame_decoder`
-//! from `crates/hbase-wire`.
+//! and HBase's own constants (meta's encoded name `1588230740`). The
+//! repository's `fuzz/` crate holds cargo-fuzz targets for the frame,
+//! cell-block and filter decoders (`hbase_*`; `scripts/fuzz.sh 60
+//! hbase_frame_decoder`, docs/reliability.md).
 
 #![deny(clippy::indexing_slicing)]
 

@@ -21,9 +21,15 @@
 //! What it never does: copy an entry the compaction might drop. It takes
 //! only puts that start a new column and are not older than the caller's
 //! `min_ts`; anything else stops it, and the caller handles that entry.
-//! It does not check the copied entries' order: they are one row of one
-//! store file, whose writer checked it, and whose block passed its
-//! checksum.
+//! Nor does it copy an entry out of order: each copied qualifier must sort
+//! after the one before it, the order check `append_cell` would make. The
+//! entries come from one row of a file whose writer checked that order and
+//! whose block passed its checksum, but a block damaged in a way the
+//! checksum misses would otherwise be copied into a new file whose index
+//! no longer opens, losing the compaction's every input; stopped here, the
+//! entry goes to `append_cell`, which refuses it and fails the compaction
+//! with the inputs intact. The comparison replaces an inequality test the
+//! copy made anyway, so it costs nothing.
 
 use super::stats::EntryStats;
 use super::{ENTRY_SLACK, PUT, StoreFileWriter, TS_TYPE_LEN};
@@ -104,11 +110,12 @@ impl StoreFileWriter {
             done.current_written = false;
             let (ts, typ, vlen) = it.ts_type_vlen();
             let key_len = rf_len + qualifier.len() + TS_TYPE_LEN;
-            let new_column =
-                it.entry_bytes(qualifier.clone()) != it.entry_bytes(prev_qualifier.clone());
+            // A new column, and after the previous one (module docs).
+            let next_column =
+                it.entry_bytes(qualifier.clone()) > it.entry_bytes(prev_qualifier.clone());
             if typ != PUT
                 || ts < min_ts
-                || !new_column
+                || !next_column
                 || base + (end - start) + key_len + vlen + ENTRY_SLACK > MAX_BLOCK_LEN
             {
                 // The caller takes this entry by its key.
@@ -144,5 +151,70 @@ impl StoreFileWriter {
             self.flush_block()?;
         }
         Ok(done)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+    use crate::error::StorageError;
+    use crate::iter::CellIterator;
+    use crate::storefile::{StoreFileReader, StoreFileWriter};
+    use ferrobase_types::key::{self, KeyRef};
+    use ferrobase_types::{CellType, FamilyDescriptor};
+
+    /// Found by fuzzing (`storefile_block_none`): a NONE block whose row
+    /// ends in a qualifier sorting before the row's first, under a
+    /// checksum that matches, reads fine; a compaction copied that entry
+    /// verbatim, and its output's index refused to open ("first key after
+    /// last key"). Now the copy stops there and `append_cell` refuses it.
+    #[test]
+    fn a_copy_stops_at_an_entry_out_of_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("in");
+        let family = FamilyDescriptor::new("f").unwrap();
+        let mut w = StoreFileWriter::create(&path, &family, 3).unwrap();
+        for q in ["a", "b", "c"] {
+            let k = key::encode(b"r", b"f", q.as_bytes(), 7, CellType::Put);
+            w.append(&k, 1, format!("v{q}").as_bytes()).unwrap();
+        }
+        w.finish().unwrap();
+
+        // Rename column c to 0 (before a) and mend the block's checksum.
+        let frame_len = StoreFileReader::open(&path, None)
+            .unwrap()
+            .index()
+            .handle(0)
+            .unwrap()
+            .len as usize;
+        let mut file = std::fs::read(&path).unwrap();
+        let at = file.windows(3).position(|w| w == b"cvc").unwrap();
+        file[at] = b'0';
+        let crc = crc32c::crc32c(&file[..frame_len - 4]);
+        file[frame_len - 4..frame_len].copy_from_slice(&crc.to_le_bytes());
+        std::fs::write(&path, &file).unwrap();
+
+        // A compaction's copy: the row's first cell by its parts, the rest
+        // verbatim where it can.
+        let reader = StoreFileReader::open(&path, None).unwrap();
+        let mut s = reader.scanner(false);
+        s.seek_to_first().unwrap();
+        let mut w = StoreFileWriter::create(&dir.path().join("out"), &family, 3).unwrap();
+        w.begin_row(b"r").unwrap();
+        let mut copied = 0;
+        let err = loop {
+            assert!(s.valid(), "the entry out of order was copied");
+            let k = KeyRef::parse(s.key()).unwrap();
+            if let Err(e) = w.append_cell(k.qualifier, k.timestamp, k.type_code, s.seq(), s.value())
+            {
+                break e;
+            }
+            copied += s.next_copying(&mut w, 0).unwrap().entries;
+        };
+        assert_eq!(copied, 1, "b is copied, 0 is not");
+        assert!(
+            matches!(&err, StorageError::InvalidRequest(m) if m.contains("out of order")),
+            "{err}"
+        );
     }
 }
