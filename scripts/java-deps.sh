@@ -57,12 +57,20 @@ stamp_dir="$HOME/.m2/ferrobase-stamps"
 mkdir -p "$stamp_dir"
 
 # resolve DIR GOALS...: runs the goals online once per pom content.
+# resolve DIR [--output FILE] MAVEN_ARGS...: FILE (relative to DIR) is what
+# the run leaves in the project itself (a classpath file); a fresh clone
+# lacks it even when ~/.m2 is complete, so its absence forces the run.
 resolve() {
   local dir=$1; shift
+  local output=""
+  if [ "${1:-}" = "--output" ]; then
+    output=$2
+    shift 2
+  fi
   local sum stamp
   sum=$(cat "$dir/pom.xml" "$0" | sha256sum | cut -c1-16)
   stamp="$stamp_dir/$(basename "$dir")-$sum"
-  if [ -f "$stamp" ] && [ -d "$m2" ]; then
+  if [ -f "$stamp" ] && [ -d "$m2" ] && { [ -z "$output" ] || [ -f "$dir/$output" ]; }; then
     return 0
   fi
   echo "== resolving Maven artifacts of ${dir#"$root"/} into ${m2}"
@@ -86,13 +94,13 @@ resolve "$root/interop/java" \
 if [ "$want_peer" -eq 1 ]; then
   # The peer: Apache HBase's server jars and their dependencies, and the
   # classpath file scripts/hbase-peer.sh starts it with.
-  resolve "$root/interop/hbase-peer" \
+  resolve "$root/interop/hbase-peer" --output target/classpath.txt \
     compile dependency:build-classpath -Dmdep.outputFile=target/classpath.txt
 fi
 
 if [ "$want_ycsb" -eq 1 ]; then
   # YCSB 0.17.0's core, the HBase client and the binding in interop/ycsb,
   # compiled, and the classpath file scripts/bench-peer.sh runs YCSB with.
-  resolve "$root/interop/ycsb" \
+  resolve "$root/interop/ycsb" --output target/classpath.txt \
     compile dependency:build-classpath -Dmdep.outputFile=target/classpath.txt
 fi
