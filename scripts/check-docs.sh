@@ -35,6 +35,22 @@ cite_re='\.\./shared|WORKLOADS\.md|SEEDS[[:space:]_-]?[0-9]{3}|DESIGN\.md|DESIGN
 cite_paths=(README.md CHANGELOG.md scripts crates)
 for f in docs/*.md; do cite_paths+=("$f"); done
 
+# Code lines that may match (none: every file is checked in full).
+allow_code_lines=()
+
+hits=$(grep -rnIiE "$session_re" README.md CHANGELOG.md docs crates 2>/dev/null || true)
+if [ -n "$hits" ]; then
+  fail "development-session wording (state facts as they are now; history goes in CHANGELOG.md):"
+  echo "$hits" >&2
+fi
+
+# 2. Citations of files outside the repository. A line passes only if it
+# names a docs/ path and nothing under ../shared. docs/results/ is the
+# bench's generated output and is not checked here.
+cite_re='\.\./shared|WORKLOADS\.md|SEEDS[[:space:]_-]?[0-9]{3}|DESIGN\.md|DESIGN[[:space:]]+rules?'
+cite_paths=(README.md CHANGELOG.md scripts crates)
+for f in docs/*.md; do cite_paths+=("$f"); done
+
 # TEMPORARY allow-list: the bench experiments still name their source study
 # as "SEEDS 000 §1.1" … "SEEDS 004" in string literals (report `seed`
 # fields, chart series names, an error message). That is code, owned by

@@ -338,7 +338,13 @@ mod tests {
 
     #[test]
     fn report_json_shape_and_table() -> Result<()> {
-        let mut r = Report::new("wal", "SEEDS 000 §1.1", "WAL", "durability", "rows/s");
+        let mut r = Report::new(
+            "wal",
+            "write-tuning study §1.1",
+            "WAL",
+            "durability",
+            "rows/s",
+        );
         let mut s = Series::new("ours");
         s.push("SKIP_WAL", 1000.0);
         r.series.push(s);

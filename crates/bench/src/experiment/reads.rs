@@ -107,7 +107,7 @@ fn reads(
 pub async fn random_read(ctx: &Ctx) -> Result<Report> {
     let mut rep = Report::new(
         "random-read",
-        "SEEDS 003",
+        "Hypertable study",
         "Random row reads (1 KB values)",
         "distribution",
         "gets/s",
@@ -147,7 +147,7 @@ pub async fn random_read(ctx: &Ctx) -> Result<Report> {
 pub async fn block_size(ctx: &Ctx) -> Result<Report> {
     let mut rep = Report::new(
         "block-size",
-        "SEEDS 004",
+        "column-family study",
         "BLOCKSIZE: get and scan throughput relative to 64 KiB",
         "BLOCKSIZE",
         "throughput / throughput at 64 KiB",
@@ -191,8 +191,8 @@ pub async fn block_size(ctx: &Ctx) -> Result<Report> {
     }
     // The column-family design study (docs/experiments.md): 64 K vs 16 K:
     // get −13 %, scan +33 %; 128 K vs 64 K: get −22 %, scan +7 %.
-    let mut hg = Series::new("HBase get (SEEDS 004)");
-    let mut hs = Series::new("HBase scan (SEEDS 004)");
+    let mut hg = Series::new("HBase get (column-family study)");
+    let mut hs = Series::new("HBase scan (column-family study)");
     for (l, g, s) in [
         ("16 KiB", 1.0 / 0.87, 1.0 / 1.33),
         ("64 KiB", 1.0, 1.0),
@@ -249,7 +249,7 @@ async fn store_file_bytes(t: &Target, table: &str) -> Result<u64> {
 pub async fn compression_encoding(ctx: &Ctx) -> Result<Report> {
     let mut rep = Report::new(
         "compression-encoding",
-        "SEEDS 004",
+        "column-family study",
         "Compression × data block encoding: on-disk size",
         "COMPRESSION / DATA_BLOCK_ENCODING",
         "store file bytes / bytes with NONE/NONE",
@@ -325,7 +325,7 @@ pub async fn compression_encoding(ctx: &Ctx) -> Result<Report> {
         rep.comparisons
             .push(Comparison::new("SNAPPY size ratio", r, 0.7));
     }
-    let mut hbase = Series::new("HBase size ratio (SEEDS 004: ~0.7)");
+    let mut hbase = Series::new("HBase size ratio (column-family study: ~0.7)");
     hbase.push("SNAPPY/NONE", 0.7);
     rep.series.extend([size, get_rate]);
     rep.hbase.push(hbase);

@@ -40,7 +40,7 @@ struct Spread {
 pub async fn regionservers(ctx: &Ctx) -> Result<Report> {
     let Some(exe) = ctx.exe.clone() else {
         return Err(BenchError::CannotRun(
-            "experiment 'regionservers' (SEEDS 000 §1.4) starts `ferrobase master` and \
+            "experiment 'regionservers' (write-tuning study §1.4) starts `ferrobase master` and \
              `ferrobase regionserver` processes: run it through the ferrobase binary \
              (`ferrobase bench experiment regionservers`)"
                 .into(),
@@ -55,7 +55,7 @@ pub async fn regionservers(ctx: &Ctx) -> Result<Report> {
     }
     let mut rep = Report::new(
         "regionservers",
-        "SEEDS 000 §1.4",
+        "write-tuning study §1.4",
         "Region servers vs write throughput",
         "region servers",
         "rows/s",

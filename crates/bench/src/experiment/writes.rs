@@ -97,7 +97,7 @@ fn spec(rows: RowSpec, n: u64, threads: usize, buffer: u64, durability: Durabili
 pub async fn wal(ctx: &Ctx) -> Result<Report> {
     let mut rep = Report::new(
         "wal",
-        "SEEDS 000 §1.1",
+        "write-tuning study §1.1",
         "WAL durability vs write throughput",
         "durability",
         "rows/s",
@@ -145,7 +145,7 @@ pub async fn wal(ctx: &Ctx) -> Result<Report> {
 pub async fn handlers(ctx: &Ctx) -> Result<Report> {
     let mut rep = Report::new(
         "handlers",
-        "SEEDS 000 §1.2",
+        "write-tuning study §1.2",
         "RPC handler count vs write throughput",
         "hbase.regionserver.handler.count",
         "rows/s",
@@ -180,7 +180,7 @@ pub async fn handlers(ctx: &Ctx) -> Result<Report> {
 pub async fn write_buffer(ctx: &Ctx) -> Result<Report> {
     let mut rep = Report::new(
         "write-buffer",
-        "SEEDS 000 §1.3",
+        "write-tuning study §1.3",
         "Client write buffer × threads",
         "write buffer (MiB)",
         "rows/s",
@@ -212,7 +212,7 @@ pub async fn write_buffer(ctx: &Ctx) -> Result<Report> {
 pub async fn qualifier_length(ctx: &Ctx) -> Result<Report> {
     let mut rep = Report::new(
         "qualifier-length",
-        "SEEDS 000 §1.5",
+        "write-tuning study §1.5",
         "Qualifier length (60 columns)",
         "qualifier length (bytes)",
         "rows/s",
@@ -244,7 +244,7 @@ pub async fn qualifier_length(ctx: &Ctx) -> Result<Report> {
 pub async fn value_size(ctx: &Ctx) -> Result<Report> {
     let mut rep = Report::new(
         "value-size",
-        "SEEDS 000 §1.6",
+        "write-tuning study §1.6",
         "Value size per column (60 columns)",
         "value size (bytes)",
         "MB/s of payload",
@@ -277,7 +277,7 @@ pub async fn value_size(ctx: &Ctx) -> Result<Report> {
 pub async fn column_count(ctx: &Ctx) -> Result<Report> {
     let mut rep = Report::new(
         "column-count",
-        "SEEDS 000 §1.7",
+        "write-tuning study §1.7",
         "Columns per row at constant row bytes",
         "columns",
         "rows/s",
@@ -310,7 +310,7 @@ pub async fn column_count(ctx: &Ctx) -> Result<Report> {
 pub async fn flush_compaction_threads(ctx: &Ctx) -> Result<Report> {
     let mut rep = Report::new(
         "flush-compaction-threads",
-        "SEEDS 001",
+        "write-stall study",
         "Flush/compaction pools and blockingStoreFiles",
         "server configuration",
         "rows/s",
@@ -337,7 +337,7 @@ pub async fn flush_compaction_threads(ctx: &Ctx) -> Result<Report> {
         ),
     ];
     let mut ours = Series::new("ferrobase");
-    let mut hbase = Series::new("HBase (SEEDS 001, 16-core RegionServer)");
+    let mut hbase = Series::new("HBase (write-stall study, 16-core RegionServer)");
     let mut stalls = Series::new("ferrobase stalled writes + delayed flushes");
     for (i, (label, flushers, compactors, blocking, hb)) in configs.iter().enumerate() {
         let settings = Settings {
@@ -384,7 +384,7 @@ pub async fn flush_compaction_threads(ctx: &Ctx) -> Result<Report> {
 pub async fn single_vs_multi(ctx: &Ctx) -> Result<Report> {
     let mut rep = Report::new(
         "single-vs-multi-column",
-        "SEEDS 002",
+        "53-column study",
         "One column vs 53 columns per row",
         "shape",
         "rows/s",
@@ -435,7 +435,7 @@ pub async fn single_vs_multi(ctx: &Ctx) -> Result<Report> {
     let single = mean(Shape::Single53, |r| r.rows_per_s);
     let wide = mean(Shape::Wide53, |r| r.rows_per_s);
     let mut ours = Series::new("ferrobase (mean of 4 runs)");
-    let mut hbase = Series::new("HBase (SEEDS 002)");
+    let mut hbase = Series::new("HBase (53-column study)");
     hbase.push("single53", 12_403.87);
     hbase.push("wide53", 1_730.68);
     if !results.is_empty() {
@@ -464,7 +464,7 @@ pub async fn single_vs_multi(ctx: &Ctx) -> Result<Report> {
 pub async fn random_write_value_size(ctx: &Ctx) -> Result<Report> {
     let mut rep = Report::new(
         "random-write-value-size",
-        "SEEDS 003",
+        "Hypertable study",
         "Random writes by value size",
         "value size (bytes)",
         "MB/s of payload",
