@@ -33,7 +33,6 @@ mod meta_table;
 mod scan;
 
 pub use client_service::{DEFAULT_MAX_RESULT_SIZE, SCANNER_TTL_MS};
-pub use meta_table::compare_keys as compare_meta_keys;
 
 use crate::master::Master;
 use crate::region_server::RegionServer;
@@ -66,9 +65,9 @@ const SNIFF_TIMEOUT: Duration = Duration::from_secs(10);
 /// Bytes needed to tell HBase from HTTP/2 (`HBas`/`Regi`/`Secu` vs `PRI `).
 const SNIFF_BYTES: usize = 4;
 
-/// Gets of at most this many rows... one: an HBase Get is one row, and a
-/// local one runs on the connection's task like the gRPC path's short gets.
-/// Scan calls asking for at most this many rows do the same.
+/// Scan opens asking for at most this many rows run on the connection's
+/// task on a local root, like the gRPC path's short scans (an HBase Get is
+/// one row and always does).
 const SHORT_SCAN_ROWS: u32 = 1_000;
 
 /// Meta scanner ids: a range no region scanner uses.
@@ -159,6 +158,11 @@ fn fail(out: &mut BytesMut, call_id: u32, e: &HBaseException) -> bool {
 /// A call's parameter; a malformed one is HBase's DoNotRetryIOException.
 fn param<M: Message + Default>(call: &RequestFrame) -> Result<M, HBaseException> {
     call.decode_param().map_err(|e| e.exception())
+}
+
+/// [`param`], with a malformed one already answered: `None` then.
+fn decoded<M: Message + Default>(call: &RequestFrame, id: u32, out: &mut BytesMut) -> Option<M> {
+    param(call).map_err(|e| fail(out, id, &e)).ok()
 }
 
 fn not_master() -> HBaseException {
@@ -559,13 +563,7 @@ impl HBaseRpc {
         let rs = self.region_server.as_deref();
         match call.method() {
             "Get" => {
-                let req = match param::<pb::GetRequest>(&call) {
-                    Ok(r) => r,
-                    Err(e) => {
-                        fail(out, id, &e);
-                        return None;
-                    }
-                };
+                let req = decoded::<pb::GetRequest>(&call, id, out)?;
                 match target(rs, &req.region) {
                     Ok(Target::Meta) => {
                         let got = self.renderer().and_then(|r| r.get(&req.get));
@@ -601,13 +599,7 @@ impl HBaseRpc {
                 }
             }
             "Mutate" => {
-                let req = match param::<pb::MutateRequest>(&call) {
-                    Ok(r) => r,
-                    Err(e) => {
-                        fail(out, id, &e);
-                        return None;
-                    }
-                };
+                let req = decoded::<pb::MutateRequest>(&call, id, out)?;
                 match target(rs, &req.region) {
                     Ok(Target::Meta) => {
                         fail(
@@ -631,13 +623,7 @@ impl HBaseRpc {
             }
             "Scan" => self.scan_call(codec, id, &call, out),
             "Multi" => {
-                let req = match param::<pb::MultiRequest>(&call) {
-                    Ok(r) => r,
-                    Err(e) => {
-                        fail(out, id, &e);
-                        return None;
-                    }
-                };
+                let req = decoded::<pb::MultiRequest>(&call, id, out)?;
                 let regions: Vec<Result<u64, HBaseException>> = req
                     .region_action
                     .iter()
@@ -672,13 +658,7 @@ impl HBaseRpc {
         call: &RequestFrame,
         out: &mut BytesMut,
     ) -> Option<Pending> {
-        let req = match param::<pb::ScanRequest>(call) {
-            Ok(r) => r,
-            Err(e) => {
-                fail(out, id, &e);
-                return None;
-            }
-        };
+        let req = decoded::<pb::ScanRequest>(call, id, out)?;
         if let Some(sid) = req
             .scanner_id
             .filter(|s| s & META_SCANNER_IDS != 0 && s & (1 << 63) == 0)
