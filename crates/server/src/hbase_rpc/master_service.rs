@@ -8,6 +8,7 @@
 //! the connection runs it off the async workers. This module never touches
 //! regions' data directly.
 
+use super::admin_service::hbase_region_load;
 use super::exceptions::{convert, do_not_retry, exception};
 use crate::master::Master;
 use ferrobase_hbase_wire::convert::schema::{family_from_pb, table_from_pb, table_to_pb};
@@ -20,6 +21,9 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 type Outcome<M> = Result<M, HBaseException>;
+
+/// The signature of HBase's table flush procedure (`Admin.flush(table)`).
+const FLUSH_TABLE_PROCEDURE: &str = "flush-table-proc";
 
 /// The HBase version ferrobase's RPC answers for (the client's protocol).
 pub const HBASE_VERSION: &str = "2.6.4";
@@ -505,8 +509,6 @@ impl MasterService<'_> {
         me: &ServerName,
         cluster_id: &str,
     ) -> Outcome<pb::GetClusterStatusResponse> {
-        const MB: u64 = 1024 * 1024;
-        let mb = |b: u64| u32::try_from(b / MB).unwrap_or(u32::MAX);
         let status = self.master.cluster_status();
         let local = format!("{}:{}", me.host, me.port);
         let live_servers = status
@@ -532,17 +534,10 @@ impl MasterService<'_> {
                             .find(|l| l.region_id == r.region_id)
                             .map(|l| l.start_key.clone())
                             .unwrap_or_default();
-                        Some(pb::RegionLoad {
-                            region_specifier: RegionName::new(&table, &start, r.region_id)
-                                .specifier(),
-                            stores: None,
-                            storefiles: Some(u32::try_from(r.store_files).unwrap_or(u32::MAX)),
-                            storefile_size_mb: Some(mb(r.store_file_bytes)),
-                            mem_store_size_mb: Some(mb(r.memstore_bytes)),
-                            read_requests_count: Some(r.read_requests),
-                            write_requests_count: Some(r.write_requests),
-                            ..Default::default()
-                        })
+                        Some(hbase_region_load(
+                            &RegionName::new(&table, &start, r.region_id),
+                            r,
+                        ))
                     })
                     .collect::<Vec<_>>();
                 let reads: u64 = s.regions.iter().map(|r| r.read_requests).sum();
@@ -574,6 +569,105 @@ impl MasterService<'_> {
                 servers_name,
                 ..Default::default()
             },
+        })
+    }
+
+    /// `ExecProcedure`: the barriered procedures HBase's `Admin` runs by
+    /// signature. `flush-table-proc` (`Admin.flush(table)`) flushes every
+    /// region of the table named by the instance before answering.
+    pub fn exec_procedure(
+        &self,
+        req: &pb::ExecProcedureRequest,
+    ) -> Outcome<pb::ExecProcedureResponse> {
+        let p = &req.procedure;
+        match p.signature.as_str() {
+            FLUSH_TABLE_PROCEDURE => {
+                let table = p
+                    .instance
+                    .as_deref()
+                    .ok_or_else(|| do_not_retry("flush-table-proc without a table"))?;
+                self.flush(table)?;
+                Ok(pb::ExecProcedureResponse {
+                    expected_timeout: Some(0),
+                    return_data: None,
+                })
+            }
+            other => Err(do_not_retry(format!(
+                "procedure '{other}' is not supported by ferrobase (only {FLUSH_TABLE_PROCEDURE})"
+            ))),
+        }
+    }
+
+    /// `IsProcedureDone`: a procedure [`exec_procedure`](Self::exec_procedure)
+    /// ran has finished by the time it answered.
+    pub fn is_procedure_done(
+        &self,
+        req: &pb::IsProcedureDoneRequest,
+    ) -> Outcome<pb::IsProcedureDoneResponse> {
+        match req.procedure.as_ref().map(|p| p.signature.as_str()) {
+            Some(FLUSH_TABLE_PROCEDURE) => Ok(pb::IsProcedureDoneResponse {
+                done: Some(true),
+                snapshot: None,
+            }),
+            other => Err(do_not_retry(format!(
+                "procedure '{}' is not known to ferrobase",
+                other.unwrap_or("")
+            ))),
+        }
+    }
+
+    /// Flushes every region of a table, HBase's table name given.
+    fn flush(&self, table: &str) -> Outcome<()> {
+        let name = TableName::parse(table).map_err(|e| do_not_retry(e.to_string()))?;
+        self.master.flush(&name.name_as_string()).map_err(exception)
+    }
+
+    /// `FlushTable` (HBase 2.6's flush procedure): flushes every region of
+    /// the table (all families: a ferrobase flush writes a region's every
+    /// store) and answers a finished procedure.
+    pub fn flush_table(&self, req: &pb::FlushTableRequest) -> Outcome<pb::FlushTableResponse> {
+        let name = table_name(&req.table_name)?;
+        let desc = self.descriptor(&name)?;
+        for f in &req.column_family {
+            let family = String::from_utf8_lossy(f);
+            if !desc.families.iter().any(|d| d.name == family) {
+                return Err(HBaseException::new(
+                    ExceptionClass::NoSuchColumnFamily,
+                    format!("column family '{family}' does not exist in table '{name}'"),
+                ));
+            }
+        }
+        self.master.flush(&name).map_err(exception)?;
+        Ok(pb::FlushTableResponse {
+            proc_id: Some(self.procedure()),
+        })
+    }
+
+    /// `SplitRegion`: splits the region at the row given (or at its middle)
+    /// and answers a finished procedure once both daughters serve.
+    pub fn split_region(
+        &self,
+        req: &pb::SplitTableRegionRequest,
+    ) -> Outcome<pb::SplitTableRegionResponse> {
+        let table = table_name(&req.region_info.table_name)?;
+        let id = req.region_info.region_id;
+        let (_, regions) = self.master.table_regions(&table).map_err(exception)?;
+        if !regions.iter().any(|r| r.region_id == id) {
+            return Err(HBaseException::new(
+                ExceptionClass::UnknownRegion,
+                format!("table '{table}' has no region with id {id}"),
+            ));
+        }
+        let point = req
+            .split_row
+            .as_ref()
+            .filter(|p| !p.is_empty())
+            .map(|p| p.to_vec());
+        self.master
+            .split(&id.to_string(), point)
+            .map_err(exception)?;
+        Ok(pb::SplitTableRegionResponse {
+            proc_id: Some(self.procedure()),
         })
     }
 
