@@ -61,3 +61,5 @@ cargo build -q -p ferrobase
 FERROBASE_BIN="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/ferrobase" ./scripts/hbase-client-tests.sh
 echo "== YCSB workloads A and E through the HBase Java client (small; every operation must succeed)"
 FERROBASE_BIN="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/ferrobase" ./scripts/ycsb-hbase-smoke.sh
+echo "== Apache HBase's shell (hbase-shell 2.4.17, JRuby) running a transcript against ferrobase"
+FERROBASE_BIN="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/ferrobase" ./scripts/hbase-shell-tests.sh

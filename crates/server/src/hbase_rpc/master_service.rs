@@ -555,6 +555,29 @@ impl MasterService<'_> {
             })
             .collect::<Vec<_>>();
         let servers_name = live_servers.iter().map(|l| l.server.clone()).collect();
+        // Per table region counts: the shell's `alter` reports progress
+        // from them. Regions of an enabled table are open; of a disabled
+        // one, closed; ferrobase's DDL leaves none in transition.
+        let table_region_states_count = self
+            .master
+            .list_tables()
+            .into_iter()
+            .filter_map(|name| {
+                let table = TableName::parse(&name).ok()?;
+                let (enabled, regions) = self.master.table_regions(&name).ok()?;
+                let total = u32::try_from(regions.len()).unwrap_or(u32::MAX);
+                Some(pb::TableRegionStatesCount {
+                    table_name: table.to_pb(),
+                    region_states_count: pb::RegionStatesCount {
+                        open_regions: if enabled { total } else { 0 },
+                        split_regions: 0,
+                        closed_regions: if enabled { 0 } else { total },
+                        regions_in_transition: 0,
+                        total_regions: total,
+                    },
+                })
+            })
+            .collect();
         Ok(pb::GetClusterStatusResponse {
             cluster_status: pb::ClusterStatus {
                 hbase_version: Some(pb::HBaseVersionFileContent {
@@ -567,6 +590,7 @@ impl MasterService<'_> {
                 master: Some(me.to_pb()),
                 balancer_on: Some(false),
                 servers_name,
+                table_region_states_count,
                 ..Default::default()
             },
         })
