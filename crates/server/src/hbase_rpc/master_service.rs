@@ -12,6 +12,7 @@ use super::admin_service::hbase_region_load;
 use super::exceptions::{convert, do_not_retry, exception};
 use crate::master::Master;
 use ferrobase_hbase_wire::convert::schema::{family_from_pb, table_from_pb, table_to_pb};
+use ferrobase_hbase_wire::convert::{RegionRef, region_ref};
 use ferrobase_hbase_wire::names::{RegionName, ServerName, TableName};
 use ferrobase_hbase_wire::{ExceptionClass, HBaseException, pb};
 use ferrobase_proto::pb as fpb;
@@ -693,6 +694,53 @@ impl MasterService<'_> {
         Ok(pb::SplitTableRegionResponse {
             proc_id: Some(self.procedure()),
         })
+    }
+
+    /// The ferrobase region id a specifier names (full or encoded name),
+    /// looked up in the master's tables.
+    fn region_id(&self, spec: &pb::RegionSpecifier) -> Outcome<u64> {
+        let wanted = region_ref(spec).map_err(convert)?;
+        for name in self.master.list_tables() {
+            let Ok(table) = TableName::parse(&name) else {
+                continue;
+            };
+            let Ok((_, regions)) = self.master.table_regions(&name) else {
+                continue;
+            };
+            for r in regions {
+                let n = RegionName::new(&table, &r.start_key, r.region_id);
+                let hit = match &wanted {
+                    RegionRef::Name(full) => *full == n.name,
+                    RegionRef::Encoded(e) => *e == n.encoded,
+                };
+                if hit {
+                    return Ok(r.region_id);
+                }
+            }
+        }
+        Err(HBaseException::new(
+            ExceptionClass::UnknownRegion,
+            format!("no region named {}", String::from_utf8_lossy(&spec.value)),
+        ))
+    }
+
+    /// `MoveRegion` (`Admin.move`): closes the region on its server and
+    /// opens it on the one named, or on the least loaded other server;
+    /// answers once it serves there. With one server it stays put.
+    pub fn move_region(&self, req: &pb::MoveRegionRequest) -> Outcome<pb::MoveRegionResponse> {
+        let id = self.region_id(&req.region)?;
+        let dest = match &req.dest_server_name {
+            Some(s) => Some(
+                ServerName::from_pb(s)
+                    .map_err(|e| do_not_retry(e.to_string()))?
+                    .host_and_port(),
+            ),
+            None => None,
+        };
+        self.master
+            .move_region_to(id, dest.as_deref())
+            .map_err(exception)?;
+        Ok(pb::MoveRegionResponse {})
     }
 
     pub fn namespace_names(&self) -> Outcome<pb::ListNamespacesResponse> {

@@ -260,6 +260,19 @@ impl HBaseRpc {
     }
 
     fn client_meta(&self, id: u32, method: &str, out: &mut BytesMut) {
+        if self.master.is_none() && method != "GetClusterId" {
+            // A region server of a distributed cluster does not know which
+            // master is active or where meta is: the masters answer.
+            fail(
+                out,
+                id,
+                &do_not_retry(format!(
+                    "{method}: this region server does not answer the connection registry; \
+                     list the masters in hbase.client.bootstrap.servers"
+                )),
+            );
+            return;
+        }
         match method {
             "GetClusterId" => write_answer(
                 out,
@@ -448,17 +461,25 @@ impl HBaseRpc {
                     in_maintenance_mode: false
                 }
             )),
+            // Off the async workers: in a distributed cluster the master
+            // asks every region server for its load.
             "GetClusterStatus" => {
-                let done = match self.master.as_ref() {
-                    Some(master) => MasterService {
-                        master,
-                        procedures: &self.procedures,
-                    }
-                    .cluster_status(&self.server, &self.cluster_id),
-                    None => Err(not_master()),
-                };
-                write_answer(out, id, plain(done));
-                None
+                let rpc = self.clone();
+                Some(Box::pin(async move {
+                    let done = tokio::task::spawn_blocking(move || {
+                        let master = rpc.master.as_ref().ok_or_else(not_master)?;
+                        MasterService {
+                            master,
+                            procedures: &rpc.procedures,
+                        }
+                        .cluster_status(&rpc.server, &rpc.cluster_id)
+                    })
+                    .await
+                    .unwrap_or_else(|e| Err(do_not_retry(format!("master call failed: {e}"))));
+                    let mut out = BytesMut::new();
+                    write_answer(&mut out, id, plain(done));
+                    out
+                }))
             }
             // ferrobase's balancer runs on its own schedule; HBase's switch
             // is reported off and a manual run moves nothing.
@@ -482,6 +503,7 @@ impl HBaseRpc {
             "IsProcedureDone" => now!(pb::IsProcedureDoneRequest, is_procedure_done),
             "FlushTable" => later!(pb::FlushTableRequest, flush_table),
             "SplitRegion" => later!(pb::SplitTableRegionRequest, split_region),
+            "MoveRegion" => later!(pb::MoveRegionRequest, move_region),
             "CreateTable" => later!(pb::CreateTableRequest, create_table),
             "DisableTable" => later!(pb::DisableTableRequest, disable_table),
             "EnableTable" => later!(pb::EnableTableRequest, enable_table),
