@@ -31,6 +31,7 @@ mod client_service;
 mod exceptions;
 mod master_service;
 mod meta_table;
+mod nonces;
 mod scan;
 
 pub use client_service::{DEFAULT_MAX_RESULT_SIZE, SCANNER_TTL_MS};
@@ -98,6 +99,8 @@ pub struct HBaseRpc {
     pub meta_scanners: parking_lot::Mutex<HashMap<u64, MetaScanner>>,
     /// Compactions `AdminService` started and not finished.
     compactions: Arc<CompactionRequests>,
+    /// Increments and Appends applied, by nonce (retries apply once).
+    nonces: Arc<nonces::ServerNonces>,
 }
 
 impl HBaseRpc {
@@ -117,6 +120,7 @@ impl HBaseRpc {
             closed_scanners: AtomicU64::new(1),
             meta_scanners: parking_lot::Mutex::default(),
             compactions: Arc::default(),
+            nonces: Arc::default(),
         }
     }
 }
@@ -649,8 +653,9 @@ impl HBaseRpc {
                     }
                     Ok(Target::Region(region)) => {
                         let block = call.cell_block.clone();
+                        let nonces = self.nonces.clone();
                         self.on_handler(id, move |rs| {
-                            client_service::mutate(rs, region, &req, block.as_ref(), codec)
+                            client_service::mutate(rs, region, &req, block.as_ref(), codec, &nonces)
                         })
                     }
                     Err(e) => {
@@ -674,8 +679,9 @@ impl HBaseRpc {
                     })
                     .collect();
                 let block = call.cell_block.clone();
+                let nonces = self.nonces.clone();
                 self.on_handler(id, move |rs| {
-                    client_service::multi(rs, &regions, &req, block.as_ref(), codec)
+                    client_service::multi(rs, &regions, &req, block.as_ref(), codec, &nonces)
                 })
             }
             method => {
