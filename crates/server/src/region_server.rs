@@ -416,11 +416,19 @@ impl RegionServer {
             read.add_column(c.family.clone(), Bytes::copy_from_slice(c.qualifier));
         }
         let current = r.get(&read)?;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
         for c in m.mutations() {
-            let old = current
+            let old_cell = current
                 .iter()
-                .find(|x| x.family == c.family && x.qualifier == c.qualifier)
-                .map(|x| x.value.clone());
+                .find(|x| x.family == c.family && x.qualifier == c.qualifier);
+            // As HBase does: the new cell's timestamp is past the old one's,
+            // so two increments in one millisecond (or after a clock step
+            // back) never share a timestamp and the newer always shadows
+            // the older, whatever order files and replays present them in.
+            let ts = old_cell.map_or(now, |o| now.max(o.timestamp.saturating_add(1)));
+            let old = old_cell.map(|x| x.value.clone());
             let new: Bytes = if append {
                 let mut v = old.map(|o| o.to_vec()).unwrap_or_default();
                 v.extend_from_slice(c.value);
@@ -433,7 +441,7 @@ impl RegionServer {
                 };
                 Bytes::copy_from_slice(&base.wrapping_add(amount).to_be_bytes())
             };
-            out = out.put(c.family.clone(), c.qualifier, new);
+            out = out.put_at(c.family.clone(), c.qualifier, ts, new);
         }
         r.mutate(out)?;
         Ok(r.get(&read)?)

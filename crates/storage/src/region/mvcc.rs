@@ -6,8 +6,16 @@
 //! reader never sees half of a row mutation, nor a later write without an
 //! earlier one. Ids are per region and contiguous, so the pending queue is
 //! indexed by `seq - first_pending` (O(1), HBase's scheme).
+//!
+//! A write returns only once the read point covers it
+//! ([`wait_visible`](Mvcc::wait_visible), HBase's `completeAndWait`): a
+//! client that was told "done" reads its write back, and a read-modify-write
+//! under the row lock reads the previous one's result. Without it, a write
+//! that completed behind a slower earlier one (an FSYNC_WAL batch) would be
+//! acknowledged while invisible, and an increment right after it would read
+//! the old value and lose an update.
 
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -15,6 +23,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub struct Mvcc {
     inner: Mutex<Inner>,
     read_point: AtomicU64,
+    /// Signalled whenever the read point advances.
+    advanced: Condvar,
 }
 
 struct Inner {
@@ -34,6 +44,7 @@ impl Mvcc {
                 first_pending: last_seq + 1,
             }),
             read_point: AtomicU64::new(last_seq),
+            advanced: Condvar::new(),
         }
     }
 
@@ -63,6 +74,22 @@ impl Mvcc {
         }
         if let Some(rp) = advanced {
             self.read_point.store(rp, Ordering::Release);
+            drop(g);
+            self.advanced.notify_all();
+        }
+    }
+
+    /// Waits until the read point covers `seq` (already completed by the
+    /// caller): every earlier write has completed too.
+    pub fn wait_visible(&self, seq: u64) {
+        if self.read_point() >= seq {
+            return;
+        }
+        let mut g = self.inner.lock();
+        // The read point only moves under `inner`, so checking it under the
+        // lock cannot miss the notification.
+        while self.read_point() < seq {
+            self.advanced.wait(&mut g);
         }
     }
 
@@ -99,6 +126,26 @@ mod tests {
         assert_eq!(m.read_point(), 12);
         m.complete(5); // stale ids are ignored
         assert_eq!(m.last_assigned(), 12);
+    }
+
+    #[test]
+    fn a_write_waits_until_earlier_ones_complete() {
+        let m = std::sync::Arc::new(Mvcc::new(0));
+        let slow = m.begin();
+        let fast = m.begin();
+        m.complete(fast);
+        let waiter = {
+            let m = m.clone();
+            std::thread::spawn(move || {
+                m.wait_visible(fast);
+                m.read_point()
+            })
+        };
+        // The waiter cannot return before `slow` completes: the read point
+        // it returns covers both.
+        m.complete(slow);
+        assert_eq!(waiter.join().ok(), Some(2));
+        m.wait_visible(1); // already visible: returns at once
     }
 
     #[test]

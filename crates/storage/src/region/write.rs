@@ -108,6 +108,8 @@ impl Region {
                 .sum::<u64>()
         };
         self.mvcc.complete(seq);
+        // Acknowledged only once readable (see `mvcc`).
+        self.mvcc.wait_visible(seq);
         self.write_requests
             .fetch_add(count as u64, Ordering::Relaxed);
         let size = self.memstore_size.fetch_add(added, Ordering::Relaxed) + added;

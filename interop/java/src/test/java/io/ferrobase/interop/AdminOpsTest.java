@@ -134,7 +134,7 @@ class AdminOpsTest extends InteropTestBase {
   @Test
   void majorCompactionLeavesOneStoreFile() throws Exception {
     TableName t = createTable("admin_compact", F);
-    // Two files: below hbase.hstore.compactionThreshold (3), so no
+    // Two files: below hbase.hstore.compaction.min (3), so no
     // compaction starts on its own.
     for (int round = 0; round < 2; round++) {
       load(t, "r" + round, 20);
