@@ -48,6 +48,30 @@ pub struct ClusterConfig {
     /// Where to listen (and what to advertise).
     pub bind: SocketAddr,
     pub settings: Settings,
+    /// The info port (web UI, `/metrics`, `/jmx`) on the same address;
+    /// `None`: none (`-1`). See [`info_server::port_from`](crate::info_server::port_from).
+    pub info_port: Option<u16>,
+}
+
+/// Starts the info server of `parts` when the configuration asks for one.
+/// A port that cannot be bound is logged, not fatal: the data path does not
+/// depend on it.
+async fn start_info(
+    cfg: &ClusterConfig,
+    parts: crate::info_server::InfoParts,
+) -> Option<crate::info_server::InfoServer> {
+    let port = cfg.info_port?;
+    let bind = SocketAddr::new(cfg.bind.ip(), port);
+    match crate::info_server::InfoServer::start(bind, parts).await {
+        Ok(s) => {
+            tracing::info!(addr = %s.addr(), "info server (web UI, /metrics, /jmx)");
+            Some(s)
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "info server not started");
+            None
+        }
+    }
 }
 
 /// The storage a `--root` URL names: `file:///abs/dir` (or a plain path),
@@ -137,11 +161,23 @@ pub async fn run_region_server(
             }
         })
     };
+    let info = start_info(
+        &cfg,
+        crate::info_server::InfoParts {
+            master: None,
+            region_server: Some(rs.clone()),
+            role: "regionserver",
+        },
+    )
+    .await;
     on_ready(&record);
     let lost = tokio::select! {
         _ = shutdown => false,
         _ = session.lost() => true,
     };
+    if let Some(info) = info {
+        info.stop().await;
+    }
     if lost {
         // Fenced: never flush or write again. The caller exits the process.
         std::mem::forget(rs);
@@ -214,6 +250,15 @@ pub async fn run_master(
             }),
     );
     tracing::info!(%addr, "active master");
+    let info = start_info(
+        &cfg,
+        crate::info_server::InfoParts {
+            master: Some(master.clone()),
+            region_server: None,
+            role: "master",
+        },
+    )
+    .await;
     on_active(addr);
     let chores = tokio::spawn(chores(master.clone(), coordination, cfg.settings.clone()));
     let lost_session = tokio::select! {
@@ -221,6 +266,9 @@ pub async fn run_master(
         _ = session.lost() => true,
     };
     chores.abort();
+    if let Some(info) = info {
+        info.stop().await;
+    }
     if lost_session {
         std::mem::forget(master);
         return Err(lost());

@@ -36,6 +36,7 @@ pub use client_service::{DEFAULT_MAX_RESULT_SIZE, SCANNER_TTL_MS};
 
 use crate::master::Master;
 use crate::region_server::RegionServer;
+use crate::rpc_metrics::{CallOutcome, CallTimer, Op, Protocol};
 use bytes::BytesMut;
 use client_service::Answer;
 use exceptions::{Target, do_not_retry, exception, target};
@@ -241,7 +242,7 @@ impl HBaseRpc {
                 None
             }
             "MasterService" => self.master_call(id, &call, out),
-            "ClientService" => self.client_call(conn, id, call, out),
+            "ClientService" => self.timed_client_call(conn, id, call, out),
             service => {
                 fail(
                     out,
@@ -552,12 +553,66 @@ impl HBaseRpc {
             .is_some_and(|rs| rs.engine().reads_are_local())
     }
 
+    /// [`client_call`](Self::client_call), timed and counted
+    /// ([`rpc_metrics`](crate::rpc_metrics)); the response size is the
+    /// answer frame's.
+    fn timed_client_call(
+        self: &Arc<Self>,
+        conn: &Connection,
+        id: u32,
+        call: RequestFrame,
+        out: &mut BytesMut,
+    ) -> Option<Pending> {
+        let op = match call.method() {
+            "Get" => Some(Op::Get),
+            "Mutate" => Some(Op::Mutate),
+            "Scan" => Some(Op::Scan),
+            "Multi" => Some(Op::Multi),
+            _ => None,
+        };
+        let (Some(op), Some(rs)) = (op, self.region_server.clone()) else {
+            return self.client_call(conn, id, call, out, &mut None);
+        };
+        let request_bytes = (call.param.as_ref().map_or(0, |p| p.len())
+            + call.cell_block.as_ref().map_or(0, |c| c.len())) as u64;
+        let mut timer = Some(CallTimer::start(Protocol::Hbase, op));
+        let before = out.len();
+        let pending = self.client_call(conn, id, call, out, &mut timer);
+        let timer = timer?;
+        let finish = move |timer: CallTimer, response_bytes: usize| {
+            timer.finish(
+                &CallOutcome {
+                    // An exception travels as an answer frame too; errors
+                    // are counted by the gRPC service only.
+                    ok: true,
+                    request_bytes,
+                    response_bytes: response_bytes as u64,
+                    param: &|| format!("call_id={id}"),
+                    client: None,
+                },
+                rs.slow_log(),
+            );
+        };
+        match pending {
+            None => {
+                finish(timer, out.len().saturating_sub(before));
+                None
+            }
+            Some(p) => Some(Box::pin(async move {
+                let answer = p.await;
+                finish(timer, answer.len());
+                answer
+            })),
+        }
+    }
+
     fn client_call(
         self: &Arc<Self>,
         conn: &Connection,
         id: u32,
         call: RequestFrame,
         out: &mut BytesMut,
+        timer: &mut Option<CallTimer>,
     ) -> Option<Pending> {
         let codec = conn.codec;
         let rs = self.region_server.as_deref();
@@ -600,6 +655,9 @@ impl HBaseRpc {
             }
             "Mutate" => {
                 let req = decoded::<pb::MutateRequest>(&call, id, out)?;
+                if let Some(t) = timer.as_mut() {
+                    t.set_op(mutate_op(&req));
+                }
                 match target(rs, &req.region) {
                     Ok(Target::Meta) => {
                         fail(
@@ -832,6 +890,20 @@ impl HBaseRpc {
         // The writer ends once every answer still being worked on is sent.
         drop(tx);
         let _ = write_task.await;
+    }
+}
+
+/// The operation an HBase `Mutate` call is, for its metrics.
+fn mutate_op(req: &pb::MutateRequest) -> Op {
+    if req.condition.is_some() {
+        return Op::CheckAndMutate;
+    }
+    match req.mutation.mutate_type {
+        Some(0) => Op::Append,
+        Some(1) => Op::Increment,
+        Some(2) => Op::Put,
+        Some(3) => Op::Delete,
+        _ => Op::Mutate,
     }
 }
 
