@@ -192,11 +192,16 @@ async fn not_found(uri: axum::http::Uri) -> Response {
     )
 }
 
-/// A plain-text error answer.
+/// A plain-text error answer. `nosniff`: the message may repeat what the
+/// request said (`<script>` as a table name), and a browser must show it
+/// as text, never run it.
 pub(crate) fn text_error(status: StatusCode, message: String) -> Response {
     (
         status,
-        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        [
+            (header::CONTENT_TYPE, "text/plain; charset=utf-8"),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        ],
         message + "\n",
     )
         .into_response()
