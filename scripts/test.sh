@@ -61,3 +61,7 @@ cargo build -q -p ferrobase
 FERROBASE_BIN="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/ferrobase" ./scripts/hbase-client-tests.sh
 echo "== YCSB workloads A and E through the HBase Java client (small; every operation must succeed)"
 FERROBASE_BIN="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/ferrobase" ./scripts/ycsb-hbase-smoke.sh
+echo "== web UI in headless Chromium (master, table and region server pages of a loaded standalone server)"
+# scripts/web-ui-test.sh installs Debian's chromium and playwright-core
+# (into ./.node) when missing; screenshots stay in target/web-ui/.
+FERROBASE_BIN="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/ferrobase" ./scripts/web-ui-test.sh
