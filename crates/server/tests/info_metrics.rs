@@ -124,7 +124,11 @@ async fn metrics_jmx_and_pages_follow_a_real_client() {
     );
     assert_eq!(value(&after, "hbase_regionserver_regions", &[]), 2.0);
     assert_eq!(
-        value(&after, "hbase_regionserver_table_regions", &[("table", "t")]),
+        value(
+            &after,
+            "hbase_regionserver_table_regions",
+            &[("table", "t")]
+        ),
         2.0
     );
     assert!(
@@ -190,7 +194,10 @@ async fn metrics_jmx_and_pages_follow_a_real_client() {
     let (status, master) = http_get(addr, "/master-status").await;
     assert_eq!(status, 200);
     assert!(master.contains("href=\"/table.jsp?name=t\""), "{master}");
-    assert!(master.contains("<td class=\"n region-count\">2</td>"), "{master}");
+    assert!(
+        master.contains("<td class=\"n region-count\">2</td>"),
+        "{master}"
+    );
     let (status, page) = http_get(addr, "/table.jsp?name=t").await;
     assert_eq!(status, 200);
     assert_eq!(page.matches("class=\"region-row\"").count(), 2, "{page}");
