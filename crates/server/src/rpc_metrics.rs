@@ -12,6 +12,7 @@
 use crate::slow_log::SlowLog;
 use metrics::{Counter, Histogram};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{LazyLock, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -204,10 +205,14 @@ pub fn register() {
     LazyLock::force(&INSTRUMENTS);
 }
 
+/// Request ids, unique in the process, for log lines and spans.
+static NEXT_REQUEST_ID: AtomicU64 = AtomicU64::new(1);
+
 /// One call being timed: [`CallTimer::finish`] records it.
 pub struct CallTimer {
     protocol: Protocol,
     op: Op,
+    request_id: u64,
     started: Instant,
     wall_start_ms: u64,
 }
@@ -233,11 +238,28 @@ impl CallTimer {
         CallTimer {
             protocol,
             op,
+            request_id: NEXT_REQUEST_ID.fetch_add(1, Ordering::Relaxed),
             started: Instant::now(),
             wall_start_ms: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_millis() as u64),
         }
+    }
+
+    /// The call's id in this process.
+    pub fn request_id(&self) -> u64 {
+        self.request_id
+    }
+
+    /// A `debug` span (`rpc`, with the request id, protocol and operation)
+    /// for what the call logs; disabled spans cost a cached check.
+    pub fn span(&self) -> tracing::Span {
+        tracing::debug_span!(
+            "rpc",
+            request_id = self.request_id,
+            protocol = self.protocol.label(),
+            op = self.op.label()
+        )
     }
 
     /// Changes the operation once the request says what it is (an HBase
@@ -259,6 +281,7 @@ impl CallTimer {
             i.sent.increment(outcome.response_bytes);
         }
         slow.check(crate::slow_log::Call {
+            request_id: self.request_id,
             protocol: self.protocol.label(),
             method: self.op.label(),
             start_ms: self.wall_start_ms,

@@ -20,6 +20,8 @@ pub const RING_SIZE: usize = 100;
 
 /// A finished call, as [`SlowLog::check`] sees it.
 pub struct Call<'a> {
+    /// The call's id in this process (its `rpc` span's `request_id`).
+    pub request_id: u64,
     /// `grpc` or `hbase`.
     pub protocol: &'static str,
     /// The operation (`get`, `put`, `multi`, …).
@@ -42,6 +44,7 @@ pub struct SlowCall {
     /// `responseTooSlow`, `responseTooLarge`, or `responseTooSlow,responseTooLarge`.
     #[serde(skip)]
     pub tag: &'static str,
+    pub requestid: u64,
     pub method: &'static str,
     pub protocol: &'static str,
     pub starttimems: u64,
@@ -98,6 +101,7 @@ impl SlowLog {
         }
         let entry = SlowCall {
             tag,
+            requestid: call.request_id,
             method: call.method,
             protocol: call.protocol,
             starttimems: call.start_ms,
@@ -138,6 +142,7 @@ mod tests {
 
     fn call(ms: u64, bytes: u64) -> Call<'static> {
         Call {
+            request_id: 7,
             protocol: "grpc",
             method: "get",
             start_ms: 1,

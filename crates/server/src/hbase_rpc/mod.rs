@@ -58,6 +58,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
+use tracing::Instrument as _;
 
 /// How long a new connection may take to send the bytes that tell its
 /// protocol before it is handed to gRPC (which applies its own timeouts).
@@ -576,8 +577,12 @@ impl HBaseRpc {
         let request_bytes = (call.param.as_ref().map_or(0, |p| p.len())
             + call.cell_block.as_ref().map_or(0, |c| c.len())) as u64;
         let mut timer = Some(CallTimer::start(Protocol::Hbase, op));
+        let span = timer
+            .as_ref()
+            .map(CallTimer::span)
+            .unwrap_or_else(tracing::Span::none);
         let before = out.len();
-        let pending = self.client_call(conn, id, call, out, &mut timer);
+        let pending = span.in_scope(|| self.client_call(conn, id, call, out, &mut timer));
         let timer = timer?;
         let finish = move |timer: CallTimer, response_bytes: usize| {
             timer.finish(
@@ -598,11 +603,14 @@ impl HBaseRpc {
                 finish(timer, out.len().saturating_sub(before));
                 None
             }
-            Some(p) => Some(Box::pin(async move {
-                let answer = p.await;
-                finish(timer, answer.len());
-                answer
-            })),
+            Some(p) => Some(Box::pin(
+                async move {
+                    let answer = p.await;
+                    finish(timer, answer.len());
+                    answer
+                }
+                .instrument(span),
+            )),
         }
     }
 

@@ -2,7 +2,8 @@
 //! `{"beans":[{"name":"Hadoop:service=HBase,name=RegionServer,sub=Server",
 //! …}]}`, under HBase's key names (`readRequestCount`, `memStoreSize`,
 //! `Get_num_ops`, `Get_99th_percentile`, …), for tools that scrape HBase's
-//! `/jmx`. `?qry=NAME` keeps the bean of that name, as HBase's servlet does.
+//! `/jmx`. `?qry=NAME` keeps the beans of that name (`*` matches any text),
+//! as HBase's servlet does.
 //!
 //! It reads the rendered Prometheus text back with a Prometheus parser, so
 //! both endpoints always show the same numbers; it keeps no state.
@@ -288,6 +289,29 @@ fn beans(s: &Shared, f: &Figures) -> Vec<Json> {
     beans
 }
 
+/// Whether `name` matches `pattern`, where `*` stands for any text (the
+/// part of JMX's ObjectName patterns tools use: `…,sub=*`).
+fn glob(pattern: &str, name: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let Some(first) = parts.next() else {
+        return false;
+    };
+    let Some(mut rest) = name.strip_prefix(first) else {
+        return false;
+    };
+    let parts: Vec<&str> = parts.collect();
+    let Some((last, middle)) = parts.split_last() else {
+        return rest.is_empty();
+    };
+    for p in middle {
+        match rest.find(p) {
+            Some(i) => rest = &rest[i + p.len()..],
+            None => return false,
+        }
+    }
+    rest.ends_with(last)
+}
+
 /// `GET /jmx[?qry=BEAN]`.
 pub async fn handler(
     State(s): State<Arc<Shared>>,
@@ -319,10 +343,30 @@ pub async fn handler(
         },
     );
     if let Some(want) = q.qry {
-        all.retain(|b| b.get("name").and_then(Json::as_str) == Some(want.as_str()));
+        all.retain(|b| {
+            b.get("name")
+                .and_then(Json::as_str)
+                .is_some_and(|name| glob(&want, name))
+        });
         if all.is_empty() {
             return text_error(StatusCode::NOT_FOUND, format!("no bean named {want}"));
         }
     }
     axum::Json(json!({ "beans": all })).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::glob;
+
+    #[test]
+    fn qry_patterns_match_like_jmx() {
+        let rs = "Hadoop:service=HBase,name=RegionServer,sub=Server";
+        assert!(glob(rs, rs));
+        assert!(glob("Hadoop:service=HBase,name=RegionServer,sub=*", rs));
+        assert!(glob("*sub=Server", rs));
+        assert!(glob("Hadoop:*RegionServer*", rs));
+        assert!(!glob("Hadoop:service=HBase,name=Master,sub=*", rs));
+        assert!(!glob("Hadoop:service=HBase", rs));
+    }
 }

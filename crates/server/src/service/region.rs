@@ -10,6 +10,7 @@ use ferrobase_proto::pb::{self, region_server_server};
 use std::sync::Arc;
 use tonic::metadata::MetadataValue;
 use tonic::{Request, Response, Status};
+use tracing::Instrument as _;
 
 /// The service.
 pub struct RegionService(pub Arc<RegionServer>);
@@ -159,7 +160,7 @@ macro_rules! timed {
             let $r = $req.get_ref();
             $param
         };
-        let result = $self.$inner($req).await;
+        let result = $self.$inner($req).instrument(timer.span()).await;
         let response_bytes = result
             .as_ref()
             .map_or(0, |resp| prost::Message::encoded_len(resp.get_ref()) as u64);
