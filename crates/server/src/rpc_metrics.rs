@@ -178,6 +178,15 @@ struct Instruments {
 /// record into nothing.
 static INSTRUMENTS: LazyLock<Vec<Instruments>> = LazyLock::new(|| {
     prometheus();
+    // The engine's histograms, listed (empty) before their first sample
+    // so that dashboards find every series from the start.
+    for name in [
+        ferrobase_storage::wal::SYNC_SECONDS,
+        ferrobase_storage::engine::FLUSH_SECONDS,
+        ferrobase_storage::engine::COMPACTION_SECONDS,
+    ] {
+        let _ = metrics::histogram!(name);
+    }
     let mut all = Vec::with_capacity(Protocol::ALL.len() * Op::ALL.len());
     for p in Protocol::ALL {
         for op in Op::ALL {

@@ -149,6 +149,26 @@ async fn metrics_jmx_and_pages_follow_a_real_client() {
     assert_eq!(value(&after, "hbase_master_tables", &[]), 1.0);
     assert!(value(&after, "process_resident_memory_bytes", &[]) > 0.0);
 
+    // Every series docs/metrics.md and the Grafana dashboard name is there
+    // (the gateway's only in a process running one).
+    let names: std::collections::BTreeSet<String> =
+        after.samples.iter().map(|s| s.metric.clone()).collect();
+    for doc in ["docs/metrics.md", "docs/grafana/ferrobase.json"] {
+        let text =
+            std::fs::read_to_string(format!("{}/../../{doc}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        let named = regex_names(&text);
+        assert!(named.len() > 10, "{doc}: {named:?}");
+        for name in named {
+            if name.starts_with("hbase_thrift_") {
+                continue;
+            }
+            assert!(
+                names.contains(&name),
+                "{doc} names {name}, /metrics has not"
+            );
+        }
+    }
+
     // /jmx: HBase's beans and keys.
     let (status, body) = http_get(addr, "/jmx").await;
     assert_eq!(status, 200, "{body}");
@@ -236,4 +256,31 @@ async fn metrics_jmx_and_pages_follow_a_real_client() {
 
     info.stop().await;
     server.stop().await.unwrap();
+}
+
+/// Whole metric names (`hbase_…`, `process_…`) in a document; name stems
+/// written with `…` are skipped.
+fn regex_names(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let rest = &text[i..];
+        if (rest.starts_with("hbase_") || rest.starts_with("process_"))
+            && (i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_'))
+        {
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            let name = &rest[..end];
+            let stem = name.ends_with('_') || rest[end..].starts_with('…');
+            if !stem {
+                out.push(name.to_string());
+            }
+            i += end.max(1);
+        } else {
+            i += rest.chars().next().map_or(1, char::len_utf8);
+        }
+    }
+    out
 }
