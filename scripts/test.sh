@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of ferrobase on a fresh machine: installs what the tests
-# need, then the docs check, format check, lints, and the whole test suite.
+# need, then the docs check, format check, lints, and the whole test suite,
+# the HBase Java client tests and the web UI in headless Chromium (whose
+# script installs Debian's chromium and npm's playwright-core when missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

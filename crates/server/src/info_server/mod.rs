@@ -6,7 +6,7 @@
 //!
 //! Standalone serves the master's and the region server's pages on one
 //! port. Pages are rendered on the server (they work with JavaScript off);
-//! every table name, row key and message is escaped ([`pages`]). A bad
+//! every table name, row key and message is escaped (the `pages` module). A bad
 //! request gets 400 or 404 with a message, never a panic. This module reads
 //! what the master, region server and engine already count; it never
 //! changes the cluster and never sits on a data request's path.
