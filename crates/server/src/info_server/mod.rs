@@ -36,6 +36,10 @@ use tokio::task::JoinHandle;
 /// sampled.
 pub const SAMPLE_INTERVAL: Duration = Duration::from_secs(1);
 
+/// The master's per-server request rates are sampled every this many
+/// [`SAMPLE_INTERVAL`]s (first at the first tick).
+pub const MASTER_SAMPLE_EVERY: u64 = 3;
+
 /// Points the region server's chart keeps (two minutes at one a second).
 pub const CHART_POINTS: usize = 120;
 
@@ -73,6 +77,8 @@ pub(crate) struct Shared {
     pub started: SystemTime,
     pub chart: Mutex<VecDeque<ChartPoint>>,
     pub rates: Mutex<HashMap<String, ServerRate>>,
+    /// This process's region server's request totals (scrapes and chart).
+    pub totals: Mutex<scrape::RequestTotals>,
 }
 
 /// A running info server.
@@ -101,6 +107,7 @@ impl InfoServer {
             started: SystemTime::now(),
             chart: Mutex::new(VecDeque::with_capacity(CHART_POINTS)),
             rates: Mutex::new(HashMap::new()),
+            totals: Mutex::new(scrape::RequestTotals::default()),
         });
         let sampler = tokio::spawn(sample(Arc::downgrade(&shared)));
         let app = router(shared);
@@ -213,7 +220,7 @@ pub(crate) async fn render(s: &Arc<Shared>) -> std::result::Result<String, Respo
     let s = s.clone();
     tokio::task::spawn_blocking(move || {
         if let Some(rs) = &s.parts.region_server {
-            scrape::region_server(rs);
+            scrape::region_server(rs, &s.totals);
         }
         if let Some(m) = &s.parts.master {
             scrape::master(m, m.coordination.live_servers().len());
@@ -296,22 +303,23 @@ async fn sample(shared: std::sync::Weak<Shared>) {
     let mut tick = tokio::time::interval(SAMPLE_INTERVAL);
     let mut last_local: Option<(Instant, u64)> = None;
     let mut last_servers: HashMap<String, (Instant, u64)> = HashMap::new();
+    let mut ticks: u64 = 0;
     loop {
         tick.tick().await;
+        ticks += 1;
         let Some(s) = shared.upgrade() else { return };
         let work = s.clone();
         let (local, servers) = match tokio::task::spawn_blocking(move || {
             crate::rpc_metrics::prometheus().run_upkeep();
             let local = work.parts.region_server.as_ref().map(|rs| {
                 let load = rs.load();
-                let requests: u64 = load
-                    .regions
-                    .iter()
-                    .map(|r| r.read_requests + r.write_requests)
-                    .sum();
-                (requests, load.global_memstore_bytes)
+                let (reads, writes) = work.totals.lock().update(&load.regions);
+                (reads + writes, load.global_memstore_bytes)
             });
-            let servers = work.parts.master.as_ref().map(|m| {
+            // A distributed master asks every region server over the
+            // network: less often than the local chart.
+            let master_due = (ticks - 1) % MASTER_SAMPLE_EVERY == 0;
+            let servers = work.parts.master.as_ref().filter(|_| master_due).map(|m| {
                 m.cluster_status()
                     .servers
                     .into_iter()

@@ -10,7 +10,9 @@
 
 use crate::master::Master;
 use crate::region_server::RegionServer;
-use std::collections::BTreeMap;
+use ferrobase_proto::pb;
+use parking_lot::Mutex;
+use std::collections::{BTreeMap, HashMap};
 
 /// Regions reported one by one (`hbase_regionserver_region_*`); a server
 /// holding more reports the rest only in its per-table and total figures,
@@ -36,15 +38,43 @@ struct TableTotals {
     writes: u64,
 }
 
+/// The server's read and write totals across regions that come and go: a
+/// region's counts live in the region, so when it closes (moved, split,
+/// dropped) its last seen counts are kept here and the totals never go
+/// back.
+#[derive(Default)]
+pub struct RequestTotals {
+    last: HashMap<u64, (u64, u64)>,
+    retired: (u64, u64),
+}
+
+impl RequestTotals {
+    /// The totals (reads, writes) given the regions online now.
+    pub fn update(&mut self, regions: &[pb::RegionLoad]) -> (u64, u64) {
+        let now: HashMap<u64, (u64, u64)> = regions
+            .iter()
+            .map(|r| (r.region_id, (r.read_requests, r.write_requests)))
+            .collect();
+        for (id, (r, w)) in &self.last {
+            if !now.contains_key(id) {
+                self.retired.0 += r;
+                self.retired.1 += w;
+            }
+        }
+        let online = now.values().fold((0, 0), |(r, w), (a, b)| (r + a, w + b));
+        self.last = now;
+        (self.retired.0 + online.0, self.retired.1 + online.1)
+    }
+}
+
 /// Sets every region server figure.
-pub fn region_server(rs: &RegionServer) {
+pub fn region_server(rs: &RegionServer, totals: &Mutex<RequestTotals>) {
     let load = rs.load();
     let stats = rs.engine().stats();
     let mut tables: BTreeMap<&str, TableTotals> = BTreeMap::new();
-    let (mut reads, mut writes, mut files, mut file_bytes) = (0u64, 0u64, 0u64, 0u64);
+    let (reads, writes) = totals.lock().update(&load.regions);
+    let (mut files, mut file_bytes) = (0u64, 0u64);
     for (i, r) in load.regions.iter().enumerate() {
-        reads += r.read_requests;
-        writes += r.write_requests;
         files += r.store_files;
         file_bytes += r.store_file_bytes;
         let t = tables.entry(r.table.as_str()).or_default();
@@ -247,6 +277,27 @@ pub fn process(started_unix_secs: f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn region(id: u64, reads: u64, writes: u64) -> pb::RegionLoad {
+        pb::RegionLoad {
+            region_id: id,
+            read_requests: reads,
+            write_requests: writes,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn totals_keep_the_counts_of_regions_that_left() {
+        let mut t = RequestTotals::default();
+        assert_eq!(t.update(&[region(1, 5, 7), region(2, 1, 1)]), (6, 8));
+        // Region 1 split into 3 and 4: its counts stay in the totals.
+        assert_eq!(
+            t.update(&[region(2, 2, 1), region(3, 1, 0), region(4, 0, 2)]),
+            (8, 10)
+        );
+        assert_eq!(t.update(&[]), (8, 10));
+    }
 
     #[test]
     fn reads_this_process() {
