@@ -221,7 +221,7 @@ pub async fn master_status(State(s): State<Arc<Shared>>) -> Response {
             .map(|(k, v)| format!("{} =&gt; {}", esc(k), esc(v)))
             .chain(std::iter::once(format!(
                 "DURABILITY =&gt; {}",
-                esc(&format!("{:?}", t.descriptor.durability))
+                esc(t.descriptor.durability.name())
             )))
             .collect();
         let _ = write!(
