@@ -223,7 +223,6 @@ pub struct CallTimer {
     op: Op,
     request_id: u64,
     started: Instant,
-    wall_start_ms: u64,
 }
 
 /// How a call ended, for the counters and the slow-request log.
@@ -249,9 +248,6 @@ impl CallTimer {
             op,
             request_id: NEXT_REQUEST_ID.fetch_add(1, Ordering::Relaxed),
             started: Instant::now(),
-            wall_start_ms: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis() as u64),
         }
     }
 
@@ -293,7 +289,6 @@ impl CallTimer {
             request_id: self.request_id,
             protocol: self.protocol.label(),
             method: self.op.label(),
-            start_ms: self.wall_start_ms,
             elapsed,
             response_bytes: outcome.response_bytes,
             param: outcome.param,

@@ -318,7 +318,7 @@ async fn sample(shared: std::sync::Weak<Shared>) {
             });
             // A distributed master asks every region server over the
             // network: less often than the local chart.
-            let master_due = (ticks - 1) % MASTER_SAMPLE_EVERY == 0;
+            let master_due = (ticks - 1).is_multiple_of(MASTER_SAMPLE_EVERY);
             let servers = work.parts.master.as_ref().filter(|_| master_due).map(|m| {
                 m.cluster_status()
                     .servers
