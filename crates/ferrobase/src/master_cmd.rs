@@ -28,7 +28,14 @@ pub fn run(args: MasterArgs) -> anyhow::Result<()> {
         ));
         let r = ferrobase_server::distributed::run_master(
             cfg,
-            |addr| say(format!("ferrobase master active on {addr}")),
+            |addr, info| {
+                say(format!("ferrobase master active on {addr}"));
+                if let Some(info) = info {
+                    say(format!(
+                        "  info port (web UI, /metrics, /jmx): http://{info}/"
+                    ));
+                }
+            },
             stop,
         )
         .await;

@@ -27,11 +27,16 @@ pub fn run(args: RegionServerArgs) -> anyhow::Result<()> {
         let stop = stop_signal()?;
         let r = ferrobase_server::distributed::run_region_server(
             cfg,
-            |rec| {
+            |rec, info| {
                 say(format!(
                     "ferrobase regionserver {} listening on {}",
                     rec.name, rec.address
-                ))
+                ));
+                if let Some(info) = info {
+                    say(format!(
+                        "  info port (web UI, /metrics, /jmx): http://{info}/"
+                    ));
+                }
             },
             stop,
         )

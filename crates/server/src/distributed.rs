@@ -100,10 +100,11 @@ fn lease_ttl(settings: &Settings) -> Duration {
 /// Runs a region server until `shutdown` resolves (then it closes its
 /// regions, flushing them, and deregisters) or its etcd session is lost
 /// (then the process must exit at once: see the module docs).
-/// `on_ready` gets the address once it serves.
+/// `on_ready` gets the address once it serves, and the info port's
+/// address when one is serving.
 pub async fn run_region_server(
     cfg: ClusterConfig,
-    on_ready: impl FnOnce(&ServerRecord),
+    on_ready: impl FnOnce(&ServerRecord, Option<SocketAddr>),
     shutdown: impl Future<Output = ()>,
 ) -> Result<()> {
     let listener = tokio::net::TcpListener::bind(cfg.bind)
@@ -170,7 +171,10 @@ pub async fn run_region_server(
         },
     )
     .await;
-    on_ready(&record);
+    on_ready(
+        &record,
+        info.as_ref().map(crate::info_server::InfoServer::addr),
+    );
     let lost = tokio::select! {
         _ = shutdown => false,
         _ = session.lost() => true,
@@ -198,12 +202,13 @@ pub async fn run_region_server(
     Ok(())
 }
 
-/// Runs a master: waits to become active (`on_active` is told when), then
+/// Runs a master: waits to become active (`on_active` is told when, with
+/// its info port's address when one is serving), then
 /// serves until `shutdown` or until its session is lost (an error: the
 /// process must exit, a standby is taking over).
 pub async fn run_master(
     cfg: ClusterConfig,
-    on_active: impl FnOnce(SocketAddr),
+    on_active: impl FnOnce(SocketAddr, Option<SocketAddr>),
     shutdown: impl Future<Output = ()>,
 ) -> Result<()> {
     let client = etcd::connect(&cfg.etcd).await?;
@@ -259,7 +264,10 @@ pub async fn run_master(
         },
     )
     .await;
-    on_active(addr);
+    on_active(
+        addr,
+        info.as_ref().map(crate::info_server::InfoServer::addr),
+    );
     let chores = tokio::spawn(chores(master.clone(), coordination, cfg.settings.clone()));
     let lost_session = tokio::select! {
         _ = &mut shutdown => false,
