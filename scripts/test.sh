@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of ferrobase on a fresh machine: installs what the tests
-# need, then the docs check, format check, lints, and the whole test suite.
+# need, then the docs check, format check, lints, and the whole test suite,
+# the HBase Java client tests and the web UI in headless Chromium (whose
+# script installs Debian's chromium and npm's playwright-core when missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -65,3 +67,7 @@ echo "== YCSB workloads A and E through the HBase Java client (small; every oper
 FERROBASE_BIN="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/ferrobase" ./scripts/ycsb-hbase-smoke.sh
 echo "== Apache HBase's shell (hbase-shell 2.4.17, JRuby) running a transcript against ferrobase"
 FERROBASE_BIN="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/ferrobase" ./scripts/hbase-shell-tests.sh
+echo "== web UI in headless Chromium (master, table and region server pages of a loaded standalone server)"
+# scripts/web-ui-test.sh installs Debian's chromium and playwright-core
+# (into ./.node) when missing; screenshots stay in target/web-ui/.
+FERROBASE_BIN="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/ferrobase" ./scripts/web-ui-test.sh

@@ -27,16 +27,30 @@ pub struct ClusterArgs {
     /// Address to bind (and advertise).
     #[arg(long, default_value = "127.0.0.1")]
     pub bind: IpAddr,
+    /// Info port (web UI, /metrics, /jmx): overrides
+    /// `hbase.master.info.port` / `hbase.regionserver.info.port`; -1
+    /// disables it, 0 picks a free port.
+    #[arg(long, allow_hyphen_values = true, value_name = "PORT")]
+    pub info_port: Option<i64>,
 }
 
 impl ClusterArgs {
-    /// The configuration for a process listening on `port`.
-    pub fn config(&self, port: u16) -> anyhow::Result<ClusterConfig> {
+    /// The configuration for a process listening on `port`, its info port
+    /// from `info_setting` (the process's `*.info.port`) unless
+    /// `--info-port` says otherwise.
+    pub fn config(
+        &self,
+        port: u16,
+        info_setting: fn(&ferrobase_types::Settings) -> i64,
+    ) -> anyhow::Result<ClusterConfig> {
         let settings = crate::config::load(self.config.as_deref(), &self.set)?;
         let root = parse_root(&self.root).context("in --root")?;
         root.create_dir_all(std::path::Path::new(""))
             .with_context(|| format!("creating the root {}", root.url()))?;
+        let info_port =
+            ferrobase_server::info_server::port_from(info_setting(&settings), self.info_port)?;
         Ok(ClusterConfig {
+            info_port,
             etcd: self.etcd.clone(),
             root,
             bind: SocketAddr::new(self.bind, port),

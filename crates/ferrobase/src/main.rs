@@ -9,6 +9,7 @@ mod bench_cmd;
 mod cluster_args;
 mod config;
 mod demo;
+mod info;
 mod master_cmd;
 mod progress;
 mod regionserver_cmd;
@@ -25,8 +26,20 @@ use std::process::ExitCode;
 #[derive(Parser)]
 #[command(name = "ferrobase", version, about)]
 struct Cli {
+    /// Log lines as `text` (default) or `json` (one object a line);
+    /// levels per module come from RUST_LOG (`warn` by default, e.g.
+    /// `RUST_LOG=info,ferrobase::slow_log=warn`).
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
     #[command(subcommand)]
     command: Command,
+}
+
+/// The format of log lines on stderr.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
 }
 
 #[derive(Subcommand)]
@@ -83,13 +96,16 @@ enum StorefileCommand {
 
 fn main() -> ExitCode {
     alloc::keep_freed_memory();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
     let cli = Cli::parse();
+    let filter =
+        tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into());
+    let logs = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match cli.log_format {
+        LogFormat::Text => logs.init(),
+        LogFormat::Json => logs.json().init(),
+    }
     let result = match cli.command {
         Command::Demo(args) => demo::run(args),
         Command::Standalone(args) => standalone::run(args),

@@ -18,7 +18,7 @@ pub struct MasterArgs {
 
 /// Runs until Ctrl-C or SIGTERM, or until its etcd session is lost.
 pub fn run(args: MasterArgs) -> anyhow::Result<()> {
-    let cfg = args.cluster.config(args.port)?;
+    let cfg = args.cluster.config(args.port, |s| s.master_info_port)?;
     let rt = runtime()?;
     let bind = cfg.bind;
     rt.block_on(async move {
@@ -28,7 +28,14 @@ pub fn run(args: MasterArgs) -> anyhow::Result<()> {
         ));
         let r = ferrobase_server::distributed::run_master(
             cfg,
-            |addr| say(format!("ferrobase master active on {addr}")),
+            |addr, info| {
+                say(format!("ferrobase master active on {addr}"));
+                if let Some(info) = info {
+                    say(format!(
+                        "  info port (web UI, /metrics, /jmx): http://{info}/"
+                    ));
+                }
+            },
             stop,
         )
         .await;

@@ -19,17 +19,24 @@ pub struct RegionServerArgs {
 /// Runs until Ctrl-C or SIGTERM (regions are flushed and closed), or until
 /// its etcd session is lost (the process exits at once, without flushing).
 pub fn run(args: RegionServerArgs) -> anyhow::Result<()> {
-    let cfg = args.cluster.config(args.port)?;
+    let cfg = args
+        .cluster
+        .config(args.port, |s| s.regionserver_info_port)?;
     let rt = runtime()?;
     rt.block_on(async move {
         let stop = stop_signal()?;
         let r = ferrobase_server::distributed::run_region_server(
             cfg,
-            |rec| {
+            |rec, info| {
                 say(format!(
                     "ferrobase regionserver {} listening on {}",
                     rec.name, rec.address
-                ))
+                ));
+                if let Some(info) = info {
+                    say(format!(
+                        "  info port (web UI, /metrics, /jmx): http://{info}/"
+                    ));
+                }
             },
             stop,
         )

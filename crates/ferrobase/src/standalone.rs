@@ -40,12 +40,19 @@ pub struct StandaloneArgs {
     /// same address (`ferrobase thrift` runs it as its own process).
     #[arg(long, value_name = "PORT")]
     thrift_port: Option<u16>,
+    /// Info port (web UI with the master's and the region server's pages,
+    /// /metrics, /jmx): overrides `hbase.master.info.port` (16010); -1
+    /// disables it, 0 picks a free port.
+    #[arg(long, allow_hyphen_values = true, value_name = "PORT")]
+    info_port: Option<i64>,
 }
 
 /// Runs until Ctrl-C or SIGTERM.
 pub fn run(args: StandaloneArgs) -> anyhow::Result<()> {
     let settings = crate::config::load(args.config.as_deref(), &args.set)?;
     let settings_for_thrift = settings.clone();
+    let info_port =
+        ferrobase_server::info_server::port_from(settings.master_info_port, args.info_port)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("ferrobase-rpc")
@@ -84,6 +91,18 @@ pub fn run(args: StandaloneArgs) -> anyhow::Result<()> {
                 }
             }
         };
+        let info = match info_port {
+            None => None,
+            Some(port) => {
+                let parts = ferrobase_server::info_server::InfoParts {
+                    master: Some(server.master().clone()),
+                    region_server: Some(server.region_server().clone()),
+                    role: "standalone",
+                };
+                crate::info::start(SocketAddr::new(args.bind, port), parts).await
+            }
+        };
+        let info_line = crate::info::banner_line(info.as_ref());
         let thrift_line = gateway
             .as_ref()
             .map(|g| format!("  thrift gateway: {}\n", g.addr()))
@@ -91,7 +110,7 @@ pub fn run(args: StandaloneArgs) -> anyhow::Result<()> {
         // One write, errors ignored: whoever started us may read only the
         // first line and close the pipe; that must not stop the server.
         let banner = format!(
-            "ferrobase standalone listening on {addr}\n  master and region server: {addr}\n  data directory: {place}\n{thrift_line}",
+            "ferrobase standalone listening on {addr}\n  master and region server: {addr}\n  data directory: {place}\n{info_line}{thrift_line}",
             addr = server.addr()
         );
         let mut out = std::io::stdout();
@@ -99,6 +118,9 @@ pub fn run(args: StandaloneArgs) -> anyhow::Result<()> {
         wait_for_signal(term).await?;
         if let Some(g) = gateway {
             g.stop().await;
+        }
+        if let Some(i) = info {
+            i.stop().await;
         }
         let _ = writeln!(std::io::stderr(), "shutting down: closing scanners, flushing regions, syncing the WAL");
         server.stop().await.context("shutting down")?;

@@ -37,6 +37,10 @@ pub struct ThriftArgs {
     /// `name=value` overrides, applied after the file.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     set: Vec<String>,
+    /// Info port (/metrics, /jmx): overrides `hbase.thrift.info.port`
+    /// (9095); -1 disables it, 0 picks a free port.
+    #[arg(long, allow_hyphen_values = true, value_name = "PORT")]
+    info_port: Option<i64>,
 }
 
 /// Runs the gateway until Ctrl-C or SIGTERM.
@@ -54,6 +58,8 @@ pub fn run(args: ThriftArgs) -> anyhow::Result<()> {
         settings.thrift_port
     );
     let config = GatewayConfig::from_settings(&settings, args.bind);
+    let info_port =
+        ferrobase_server::info_server::port_from(settings.thrift_info_port, args.info_port)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("ferrobase-thrift")
@@ -67,10 +73,21 @@ pub fn run(args: ThriftArgs) -> anyhow::Result<()> {
         let conn = ferrobase_client::Connection::connect(&args.server, settings)
             .with_context(|| format!("connecting to ferrobase at {}", args.server))?;
         let server = ThriftServer::start(conn, config.clone()).await?;
+        let info = match info_port {
+            None => None,
+            Some(port) => {
+                let parts = ferrobase_server::info_server::InfoParts {
+                    role: "thrift",
+                    ..Default::default()
+                };
+                crate::info::start(std::net::SocketAddr::new(args.bind, port), parts).await
+            }
+        };
         let banner = format!(
-            "ferrobase thrift gateway listening on {}\n  ferrobase: {}\n  transport: {}, protocol: binary or compact (detected per connection)\n",
+            "ferrobase thrift gateway listening on {}\n  ferrobase: {}\n{}  transport: {}, protocol: binary or compact (detected per connection)\n",
             server.addr(),
             args.server,
+            crate::info::banner_line(info.as_ref()),
             if config.framed_only { "framed only" } else { "buffered or framed (detected per connection)" },
         );
         // One write, errors ignored: whoever started us may read only the
@@ -79,6 +96,9 @@ pub fn run(args: ThriftArgs) -> anyhow::Result<()> {
         let _ = out.write_all(banner.as_bytes()).and_then(|()| out.flush());
         wait_for_signal(term).await?;
         server.stop().await;
+        if let Some(i) = info {
+            i.stop().await;
+        }
         let _ = writeln!(std::io::stderr(), "stopped");
         Ok(())
     })

@@ -48,6 +48,30 @@ pub struct ClusterConfig {
     /// Where to listen (and what to advertise).
     pub bind: SocketAddr,
     pub settings: Settings,
+    /// The info port (web UI, `/metrics`, `/jmx`) on the same address;
+    /// `None`: none (`-1`). See [`info_server::port_from`](crate::info_server::port_from).
+    pub info_port: Option<u16>,
+}
+
+/// Starts the info server of `parts` when the configuration asks for one.
+/// A port that cannot be bound is logged, not fatal: the data path does not
+/// depend on it.
+async fn start_info(
+    cfg: &ClusterConfig,
+    parts: crate::info_server::InfoParts,
+) -> Option<crate::info_server::InfoServer> {
+    let port = cfg.info_port?;
+    let bind = SocketAddr::new(cfg.bind.ip(), port);
+    match crate::info_server::InfoServer::start(bind, parts).await {
+        Ok(s) => {
+            tracing::info!(addr = %s.addr(), "info server (web UI, /metrics, /jmx)");
+            Some(s)
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "info server not started");
+            None
+        }
+    }
 }
 
 /// The storage a `--root` URL names: `file:///abs/dir` (or a plain path),
@@ -76,10 +100,11 @@ fn lease_ttl(settings: &Settings) -> Duration {
 /// Runs a region server until `shutdown` resolves (then it closes its
 /// regions, flushing them, and deregisters) or its etcd session is lost
 /// (then the process must exit at once: see the module docs).
-/// `on_ready` gets the address once it serves.
+/// `on_ready` gets the address once it serves, and the info port's
+/// address when one is serving.
 pub async fn run_region_server(
     cfg: ClusterConfig,
-    on_ready: impl FnOnce(&ServerRecord),
+    on_ready: impl FnOnce(&ServerRecord, Option<SocketAddr>),
     shutdown: impl Future<Output = ()>,
 ) -> Result<()> {
     let listener = tokio::net::TcpListener::bind(cfg.bind)
@@ -143,11 +168,26 @@ pub async fn run_region_server(
             }
         })
     };
-    on_ready(&record);
+    let info = start_info(
+        &cfg,
+        crate::info_server::InfoParts {
+            master: None,
+            region_server: Some(rs.clone()),
+            role: "regionserver",
+        },
+    )
+    .await;
+    on_ready(
+        &record,
+        info.as_ref().map(crate::info_server::InfoServer::addr),
+    );
     let lost = tokio::select! {
         _ = shutdown => false,
         _ = session.lost() => true,
     };
+    if let Some(info) = info {
+        info.stop().await;
+    }
     if lost {
         // Fenced: never flush or write again. The caller exits the process.
         std::mem::forget(rs);
@@ -168,12 +208,13 @@ pub async fn run_region_server(
     Ok(())
 }
 
-/// Runs a master: waits to become active (`on_active` is told when), then
+/// Runs a master: waits to become active (`on_active` is told when, with
+/// its info port's address when one is serving), then
 /// serves until `shutdown` or until its session is lost (an error: the
 /// process must exit, a standby is taking over).
 pub async fn run_master(
     cfg: ClusterConfig,
-    on_active: impl FnOnce(SocketAddr),
+    on_active: impl FnOnce(SocketAddr, Option<SocketAddr>),
     shutdown: impl Future<Output = ()>,
 ) -> Result<()> {
     let client = etcd::connect(&cfg.etcd).await?;
@@ -228,13 +269,28 @@ pub async fn run_master(
             ),
     );
     tracing::info!(%addr, "active master");
-    on_active(addr);
+    let info = start_info(
+        &cfg,
+        crate::info_server::InfoParts {
+            master: Some(master.clone()),
+            region_server: None,
+            role: "master",
+        },
+    )
+    .await;
+    on_active(
+        addr,
+        info.as_ref().map(crate::info_server::InfoServer::addr),
+    );
     let chores = tokio::spawn(chores(master.clone(), coordination, cfg.settings.clone()));
     let lost_session = tokio::select! {
         _ = &mut shutdown => false,
         _ = session.lost() => true,
     };
     chores.abort();
+    if let Some(info) = info {
+        info.stop().await;
+    }
     if lost_session {
         std::mem::forget(master);
         return Err(lost());

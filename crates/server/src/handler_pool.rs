@@ -15,6 +15,7 @@ use tokio::sync::Semaphore;
 /// Handlers plus a bounded queue.
 pub struct HandlerPool {
     handlers: Arc<Semaphore>,
+    handler_count: usize,
     admitted: AtomicUsize,
     limit: usize,
     rejected: AtomicU64,
@@ -34,6 +35,7 @@ impl HandlerPool {
         let handlers = handlers.max(1);
         HandlerPool {
             handlers: Arc::new(Semaphore::new(handlers)),
+            handler_count: handlers,
             admitted: AtomicUsize::new(0),
             limit: handlers + queue,
             rejected: AtomicU64::new(0),
@@ -43,6 +45,26 @@ impl HandlerPool {
     /// Calls refused with "server busy" so far.
     pub fn rejected(&self) -> u64 {
         self.rejected.load(Ordering::Relaxed)
+    }
+
+    /// Handlers (`hbase.regionserver.handler.count`).
+    pub fn handler_count(&self) -> usize {
+        self.handler_count
+    }
+
+    /// Handlers running a call now.
+    pub fn active_handlers(&self) -> usize {
+        self.handler_count
+            .saturating_sub(self.handlers.available_permits())
+    }
+
+    /// Calls admitted and not yet running on a handler (HBase's
+    /// `numCallsInGeneralQueue`); calls answered on the RPC thread pass
+    /// through it too, so this is a snapshot, not an exact queue length.
+    pub fn queued_calls(&self) -> usize {
+        self.admitted
+            .load(Ordering::Relaxed)
+            .saturating_sub(self.active_handlers())
     }
 
     /// Counts a call in, or refuses it when every handler is busy and the

@@ -32,6 +32,7 @@ pub struct RegionServer {
     locks: RowLocks,
     /// Regions open here but not serving (being split).
     offline: parking_lot::Mutex<std::collections::HashSet<u64>>,
+    slow_log: crate::slow_log::SlowLog,
 }
 
 impl RegionServer {
@@ -65,6 +66,13 @@ impl RegionServer {
             n => n,
         };
         let timeout = Duration::from_millis(settings.scanner_timeout_ms.max(1));
+        let slow_log = crate::slow_log::SlowLog::new(
+            settings.ipc_warn_response_time_ms,
+            settings.ipc_warn_response_size,
+        );
+        // Before the engine opens: its WAL and flushes record into the
+        // process's recorder, which must exist by then.
+        crate::rpc_metrics::register();
         let engine = Engine::open_on(fs, data_dir, wal_dir, settings)?;
         Ok(Arc::new(RegionServer {
             engine,
@@ -73,6 +81,7 @@ impl RegionServer {
             scanners: ScannerLeases::new(timeout),
             locks: RowLocks::default(),
             offline: parking_lot::Mutex::new(Default::default()),
+            slow_log,
         }))
     }
 
@@ -84,6 +93,11 @@ impl RegionServer {
     /// The handler pool.
     pub fn pool(&self) -> &HandlerPool {
         &self.pool
+    }
+
+    /// Calls over `hbase.ipc.warn.response.time` or `.size`.
+    pub fn slow_log(&self) -> &crate::slow_log::SlowLog {
+        &self.slow_log
     }
 
     /// The open scanners.

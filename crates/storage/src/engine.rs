@@ -19,6 +19,14 @@ mod stats;
 
 pub use stats::{EngineStats, StallCounters, StallStats};
 
+/// Histogram (in the process's `metrics` recorder, when one is installed)
+/// of each flush's duration in seconds, from the memstore swap to the
+/// store files' publication.
+pub const FLUSH_SECONDS: &str = "hbase_regionserver_flush_seconds";
+/// Histogram of each compaction's duration in seconds (one store's merge,
+/// published).
+pub const COMPACTION_SECONDS: &str = "hbase_regionserver_compaction_seconds";
+
 use crate::cache::BlockCache;
 use crate::error::{Result, StorageError};
 use crate::fs::{LocalFs, Storage};

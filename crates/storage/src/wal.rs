@@ -48,6 +48,10 @@ mod writer;
 pub use recovery::{OpenReport, TruncatedTail};
 pub use stats::WalStats;
 
+/// Histogram (in the process's `metrics` recorder, when one is installed)
+/// of each WAL sync's duration in seconds.
+pub const SYNC_SECONDS: &str = "hbase_regionserver_wal_sync_seconds";
+
 use crate::error::Result;
 use crate::fs::{LocalFs, Storage};
 use bytes::Bytes;

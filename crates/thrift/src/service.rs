@@ -79,7 +79,9 @@ impl Gateway {
                 &format!("Invalid method name: '{}'", header.name),
             ));
         };
+        let started = std::time::Instant::now();
         let outcome = self.dispatch(&header.name, &Args(&message.body)).await;
+        record(&header.name, outcome.is_ok(), started.elapsed());
         Some(reply(header, exceptions, outcome))
     }
 
@@ -231,6 +233,18 @@ impl Gateway {
             ))),
         }
     }
+}
+
+/// Counts and times one call in the process's `metrics` recorder (the
+/// binary serves it on the gateway's info port; docs/metrics.md). `method`
+/// is one of Hbase.thrift's, so the label set stays bounded.
+fn record(method: &str, ok: bool, elapsed: Duration) {
+    let method = method.to_string();
+    metrics::counter!("hbase_thrift_requests_total", "method" => method.clone()).increment(1);
+    if !ok {
+        metrics::counter!("hbase_thrift_errors_total", "method" => method.clone()).increment(1);
+    }
+    metrics::histogram!("hbase_thrift_latency_seconds", "method" => method).record(elapsed);
 }
 
 /// Which exceptions a method declares besides `1: IOError`:

@@ -116,6 +116,21 @@ impl ParseSetting for u64 {
     }
 }
 
+impl ParseSetting for i64 {
+    fn parse_setting(name: &str, value: &str) -> Result<Self, SettingsError> {
+        let t = value.trim().replace('_', "");
+        match t.strip_prefix('-') {
+            Some(rest) => rest.parse::<i64>().ok().map(|v| -v),
+            None => parse_size(&t).and_then(|v| i64::try_from(v).ok()),
+        }
+        .ok_or_else(|| SettingsError::Invalid {
+            name: name.into(),
+            value: value.into(),
+            expected: "an integer (suffixes k, m, g allowed)",
+        })
+    }
+}
+
 impl ParseSetting for usize {
     fn parse_setting(name: &str, value: &str) -> Result<Self, SettingsError> {
         u64::parse_setting(name, value).map(|v| v as usize)
@@ -241,6 +256,16 @@ settings! {
         "Thrift gateway: largest frame (or unframed message) accepted, in MiB; a larger one closes the connection.";
     thrift_max_idle_ms: u64 = 600_000, "hbase.thrift.connection.max-idletime",
         "Thrift gateway: a scanner not used for this long (ms) is closed and its id becomes invalid.";
+    master_info_port: i64 = 16_010, "hbase.master.info.port",
+        "HTTP info port of a master and of standalone (web UI, /metrics, /jmx); -1 disables it; --info-port overrides.";
+    regionserver_info_port: i64 = 16_030, "hbase.regionserver.info.port",
+        "HTTP info port of a region server (web UI, /metrics, /jmx); -1 disables it; --info-port overrides.";
+    thrift_info_port: i64 = 9_095, "hbase.thrift.info.port",
+        "HTTP info port of the Thrift gateway (/metrics, /jmx); -1 disables it; --info-port overrides.";
+    ipc_warn_response_time_ms: u64 = 10_000, "hbase.ipc.warn.response.time",
+        "A call taking longer than this (ms) is logged as responseTooSlow and kept in the slow-request list.";
+    ipc_warn_response_size: u64 = 104_857_600, "hbase.ipc.warn.response.size",
+        "A call answering more than this many bytes is logged as responseTooLarge and kept in the slow-request list.";
 }
 
 impl Settings {
@@ -385,6 +410,19 @@ mod tests {
         );
         assert!(s.apply_override("novalue").is_err());
         assert!(s.apply_toml("= broken").is_err());
+    }
+
+    #[test]
+    fn info_ports_take_minus_one_to_disable() -> Result<(), SettingsError> {
+        let mut s = Settings::default();
+        assert_eq!(s.master_info_port, 16010);
+        assert_eq!(s.regionserver_info_port, 16030);
+        s.apply_toml("hbase.master.info.port = -1\n")?;
+        assert_eq!(s.master_info_port, -1);
+        s.apply_override("hbase.regionserver.info.port=0")?;
+        assert_eq!(s.regionserver_info_port, 0);
+        assert!(s.apply_override("hbase.master.info.port=-x").is_err());
+        Ok(())
     }
 
     #[test]

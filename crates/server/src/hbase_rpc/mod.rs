@@ -38,6 +38,7 @@ pub use client_service::{DEFAULT_MAX_RESULT_SIZE, SCANNER_TTL_MS};
 
 use crate::master::Master;
 use crate::region_server::RegionServer;
+use crate::rpc_metrics::{CallOutcome, CallTimer, Op, Protocol};
 use admin_service::CompactionRequests;
 use bytes::BytesMut;
 use client_service::Answer;
@@ -60,6 +61,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
+use tracing::Instrument as _;
 
 /// How long a new connection may take to send the bytes that tell its
 /// protocol before it is handed to gRPC (which applies its own timeouts).
@@ -250,7 +252,7 @@ impl HBaseRpc {
                 None
             }
             "MasterService" => self.master_call(id, &call, out),
-            "ClientService" => self.client_call(conn, id, call, out),
+            "ClientService" => self.timed_client_call(conn, id, call, out),
             "AdminService" => self.admin_call(id, &call, out),
             service => {
                 fail(
@@ -594,12 +596,73 @@ impl HBaseRpc {
             .is_some_and(|rs| rs.engine().reads_are_local())
     }
 
+    /// [`client_call`](Self::client_call), timed and counted
+    /// ([`rpc_metrics`](crate::rpc_metrics)); the response size is the
+    /// answer frame's.
+    fn timed_client_call(
+        self: &Arc<Self>,
+        conn: &Connection,
+        id: u32,
+        call: RequestFrame,
+        out: &mut BytesMut,
+    ) -> Option<Pending> {
+        let op = match call.method() {
+            "Get" => Some(Op::Get),
+            "Mutate" => Some(Op::Mutate),
+            "Scan" => Some(Op::Scan),
+            "Multi" => Some(Op::Multi),
+            _ => None,
+        };
+        let (Some(op), Some(rs)) = (op, self.region_server.clone()) else {
+            return self.client_call(conn, id, call, out, &mut None);
+        };
+        let request_bytes = (call.param.as_ref().map_or(0, |p| p.len())
+            + call.cell_block.as_ref().map_or(0, |c| c.len())) as u64;
+        let mut timer = Some(CallTimer::start(Protocol::Hbase, op));
+        let span = timer
+            .as_ref()
+            .map(CallTimer::span)
+            .unwrap_or_else(tracing::Span::none);
+        let before = out.len();
+        let pending = span.in_scope(|| self.client_call(conn, id, call, out, &mut timer));
+        let timer = timer?;
+        let finish = move |timer: CallTimer, response_bytes: usize| {
+            timer.finish(
+                &CallOutcome {
+                    // An exception travels as an answer frame too; errors
+                    // are counted by the gRPC service only.
+                    ok: true,
+                    request_bytes,
+                    response_bytes: response_bytes as u64,
+                    param: &|| format!("call_id={id}"),
+                    client: None,
+                },
+                rs.slow_log(),
+            );
+        };
+        match pending {
+            None => {
+                finish(timer, out.len().saturating_sub(before));
+                None
+            }
+            Some(p) => Some(Box::pin(
+                async move {
+                    let answer = p.await;
+                    finish(timer, answer.len());
+                    answer
+                }
+                .instrument(span),
+            )),
+        }
+    }
+
     fn client_call(
         self: &Arc<Self>,
         conn: &Connection,
         id: u32,
         call: RequestFrame,
         out: &mut BytesMut,
+        timer: &mut Option<CallTimer>,
     ) -> Option<Pending> {
         let codec = conn.codec;
         let rs = self.region_server.as_deref();
@@ -642,6 +705,9 @@ impl HBaseRpc {
             }
             "Mutate" => {
                 let req = decoded::<pb::MutateRequest>(&call, id, out)?;
+                if let Some(t) = timer.as_mut() {
+                    t.set_op(mutate_op(&req));
+                }
                 match target(rs, &req.region) {
                     Ok(Target::Meta) => {
                         fail(
@@ -960,6 +1026,20 @@ impl HBaseRpc {
         // The writer ends once every answer still being worked on is sent.
         drop(tx);
         let _ = write_task.await;
+    }
+}
+
+/// The operation an HBase `Mutate` call is, for its metrics.
+fn mutate_op(req: &pb::MutateRequest) -> Op {
+    if req.condition.is_some() {
+        return Op::CheckAndMutate;
+    }
+    match req.mutation.mutate_type {
+        Some(0) => Op::Append,
+        Some(1) => Op::Increment,
+        Some(2) => Op::Put,
+        Some(3) => Op::Delete,
+        _ => Op::Mutate,
     }
 }
 

@@ -1,13 +1,16 @@
 //! The `RegionServer` gRPC service over [`RegionServer`]: every call is
 //! admitted by the handler pool (or refused with "server busy"). Reads go
 //! through [`read_path`](crate::read_path) for filters and reversed scans.
+//! Every call is timed and counted ([`rpc_metrics`](crate::rpc_metrics)).
 
 use crate::error::ServerError;
 use crate::region_server::RegionServer;
+use crate::rpc_metrics::{CallOutcome, CallTimer, Op, Protocol};
 use ferrobase_proto::pb::{self, region_server_server};
 use std::sync::Arc;
 use tonic::metadata::MetadataValue;
 use tonic::{Request, Response, Status};
+use tracing::Instrument as _;
 
 /// The service.
 pub struct RegionService(pub Arc<RegionServer>);
@@ -44,9 +47,8 @@ fn is_short_plain_scan(req: &pb::ScanRequest) -> bool {
         && req.spec.as_ref().is_none_or(|s| s.filter.trim().is_empty())
 }
 
-#[tonic::async_trait]
-impl region_server_server::RegionServer for RegionService {
-    async fn get(&self, req: Request<pb::GetRequest>) -> R<pb::RowsResponse> {
+impl RegionService {
+    async fn get_call(&self, req: Request<pb::GetRequest>) -> R<pb::RowsResponse> {
         let req = req.into_inner();
         let short = req.rows.len() <= SHORT_GET_ROWS;
         let work = move |rs: &RegionServer| {
@@ -68,14 +70,14 @@ impl region_server_server::RegionServer for RegionService {
         handle!(self, |rs| work(&rs))
     }
 
-    async fn mutate(&self, req: Request<pb::MutateRequest>) -> R<pb::Empty> {
+    async fn mutate_call(&self, req: Request<pb::MutateRequest>) -> R<pb::Empty> {
         let req = req.into_inner();
         handle!(self, |rs| rs
             .mutate(req.region_id, req.mutations)
             .map(|_| pb::Empty {}))
     }
 
-    async fn multi(&self, req: Request<pb::MultiRequest>) -> R<pb::MultiResponse> {
+    async fn multi_call(&self, req: Request<pb::MultiRequest>) -> R<pb::MultiResponse> {
         let req = req.into_inner();
         handle!(self, |rs| {
             let results = req
@@ -100,7 +102,7 @@ impl region_server_server::RegionServer for RegionService {
         })
     }
 
-    async fn scan(&self, req: Request<pb::ScanRequest>) -> R<pb::ScanResponse> {
+    async fn scan_call(&self, req: Request<pb::ScanRequest>) -> R<pb::ScanResponse> {
         let req = req.into_inner();
         let reply = if self.0.engine().reads_are_local() && is_short_plain_scan(&req) {
             // Like a get: a few blocks read on the RPC thread.
@@ -125,7 +127,7 @@ impl region_server_server::RegionServer for RegionService {
         Ok(response)
     }
 
-    async fn read_modify_write(
+    async fn read_modify_write_call(
         &self,
         req: Request<pb::ReadModifyWriteRequest>,
     ) -> R<pb::RowsResponse> {
@@ -135,7 +137,7 @@ impl region_server_server::RegionServer for RegionService {
             .map(|cells| pb::RowsResponse { cells, rows: 1 }))
     }
 
-    async fn check_and_mutate(
+    async fn check_and_mutate_call(
         &self,
         req: Request<pb::CheckAndMutateRequest>,
     ) -> R<pb::BoolResponse> {
@@ -143,5 +145,97 @@ impl region_server_server::RegionServer for RegionService {
         handle!(self, |rs| rs
             .check_and_mutate(req)
             .map(|value| pb::BoolResponse { value }))
+    }
+}
+
+/// Times a call and records it ([`rpc_metrics`](crate::rpc_metrics)):
+/// `$op` is the operation, `$param` what the slow log says it was about.
+macro_rules! timed {
+    ($self:ident, $req:ident, $op:expr, $inner:ident, |$r:ident| $param:expr) => {{
+        let timer = CallTimer::start(Protocol::Grpc, $op);
+        let request_bytes = prost::Message::encoded_len($req.get_ref()) as u64;
+        let client = $req.remote_addr();
+        // Copied out as numbers: the text is built only for a slow call.
+        let (region, what, count): (u64, &str, usize) = {
+            let $r = $req.get_ref();
+            $param
+        };
+        let result = $self.$inner($req).instrument(timer.span()).await;
+        let response_bytes = result
+            .as_ref()
+            .map_or(0, |resp| prost::Message::encoded_len(resp.get_ref()) as u64);
+        timer.finish(
+            &CallOutcome {
+                ok: result.is_ok(),
+                request_bytes,
+                response_bytes,
+                param: &|| format!("region={region} {what}={count}"),
+                client,
+            },
+            $self.0.slow_log(),
+        );
+        result
+    }};
+}
+
+#[tonic::async_trait]
+impl region_server_server::RegionServer for RegionService {
+    async fn get(&self, req: Request<pb::GetRequest>) -> R<pb::RowsResponse> {
+        timed!(self, req, Op::Get, get_call, |r| (
+            r.region_id,
+            "rows",
+            r.rows.len()
+        ))
+    }
+
+    async fn mutate(&self, req: Request<pb::MutateRequest>) -> R<pb::Empty> {
+        timed!(self, req, Op::Mutate, mutate_call, |r| (
+            r.region_id,
+            "bytes",
+            r.mutations.len()
+        ))
+    }
+
+    async fn multi(&self, req: Request<pb::MultiRequest>) -> R<pb::MultiResponse> {
+        timed!(self, req, Op::Multi, multi_call, |r| (
+            0,
+            "actions",
+            r.actions.len()
+        ))
+    }
+
+    async fn scan(&self, req: Request<pb::ScanRequest>) -> R<pb::ScanResponse> {
+        timed!(self, req, Op::Scan, scan_call, |r| (
+            r.region_id,
+            "scanner",
+            r.scanner_id as usize
+        ))
+    }
+
+    async fn read_modify_write(
+        &self,
+        req: Request<pb::ReadModifyWriteRequest>,
+    ) -> R<pb::RowsResponse> {
+        let op = if req.get_ref().append {
+            Op::Append
+        } else {
+            Op::Increment
+        };
+        timed!(self, req, op, read_modify_write_call, |r| (
+            r.region_id,
+            "bytes",
+            r.mutation.len()
+        ))
+    }
+
+    async fn check_and_mutate(
+        &self,
+        req: Request<pb::CheckAndMutateRequest>,
+    ) -> R<pb::BoolResponse> {
+        timed!(self, req, Op::CheckAndMutate, check_and_mutate_call, |r| (
+            r.region_id,
+            "bytes",
+            r.mutation.len()
+        ))
     }
 }

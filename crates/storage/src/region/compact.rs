@@ -122,6 +122,7 @@ impl Region {
             return Ok(false);
         };
         let _one_at_a_time = store.compaction_lock.lock();
+        let started = std::time::Instant::now();
         if self.is_closed() {
             // Closed while this waited for the lock: the files may be gone
             // (a dropped table) or served elsewhere (a moved region).
@@ -254,6 +255,7 @@ impl Region {
         }
         self.shared.compacted(bytes_in, info.length);
         self.shared.notify_compaction_progress();
+        metrics::histogram!(crate::engine::COMPACTION_SECONDS).record(started.elapsed());
         Ok(true)
     }
 }

@@ -102,6 +102,7 @@ impl Region {
                 }
             }
         };
+        let started = std::time::Instant::now();
         let mut written = Vec::new();
         for (i, store) in self.stores.iter().enumerate() {
             let Some(mem) = snapshot.stores.get(i) else {
@@ -162,6 +163,7 @@ impl Region {
         self.shared
             .flushed(freed, written.iter().map(|w| w.4).sum());
         self.shared.wal().mark_flushed(self.info.id, flushed_seq);
+        metrics::histogram!(crate::engine::FLUSH_SECONDS).record(started.elapsed());
         self.maybe_request_compaction();
         Ok(true)
     }

@@ -384,7 +384,11 @@ impl Writer {
 
     fn sync_file(&self, io: &mut IoState) -> Result<()> {
         let file = io.file.as_mut().ok_or_else(|| self.closed_error())?;
+        let started = std::time::Instant::now();
         file.sync()?;
+        // A histogram, not a counter: a sync's tail latency is what a
+        // SYNC_WAL writer waits on (docs/metrics.md).
+        metrics::histogram!(crate::wal::SYNC_SECONDS).record(started.elapsed());
         io.synced = io.written;
         self.counters.inc_syncs();
         Ok(())
