@@ -4,7 +4,7 @@
 //! gRPC services, and standalone mode that runs them all in one process.
 //!
 //! Layout: [`region_server`], [`master`] (with [`assignment`]: reconcile,
-//! balancer, WAL split of dead servers), [`meta`], [`coordination`],
+//! balancer, WAL split of dead servers; [`snapshot`]: table snapshots), [`meta`], [`coordination`],
 //! [`service`], [`standalone`], and distributed mode: [`etcd`] (sessions,
 //! registration, election, remote region servers) and [`distributed`] (the
 //! master and region server processes); helpers [`handler_pool`],
@@ -29,6 +29,7 @@ pub mod reversed;
 pub mod row_lock;
 pub mod scanner_leases;
 pub mod service;
+pub mod snapshot;
 pub mod split;
 pub mod split_points;
 pub mod standalone;
