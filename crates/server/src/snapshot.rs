@@ -175,6 +175,11 @@ impl Master {
             .collect())
     }
 
+    /// Snapshot `name`'s name, table and time.
+    pub fn describe_snapshot(&self, name: &str) -> Result<pb::SnapshotDescription> {
+        Ok(describe(&self.load_snapshot(name)?))
+    }
+
     fn load_snapshot(&self, name: &str) -> Result<SnapshotManifest> {
         SnapshotManifest::load(&*self.fs, &self.snapshot_layout(), name)
             .map_err(io("reading the snapshot"))?
