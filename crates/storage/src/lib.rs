@@ -17,6 +17,7 @@
 //!   the manifest that publishes file sets atomically;
 //! - [`snapshot_manifest`]: what a table snapshot holds (store files by
 //!   reference, the descriptor, region boundaries) and where snapshots live;
+//! - [`snapshot_export`]: a snapshot copied to another root;
 //! - [`archive`]: store files dropped by a region or a DDL call, deleted
 //!   or kept for the snapshots that hold them;
 //! - [`engine`]: what regions of one process share (settings, WAL, block
@@ -39,6 +40,7 @@ pub mod iter;
 pub mod memstore;
 pub mod region;
 pub mod scanner;
+pub mod snapshot_export;
 pub mod snapshot_manifest;
 pub mod storefile;
 pub mod wal;
