@@ -57,8 +57,8 @@ fn export(args: ExportArgs) -> anyhow::Result<()> {
         (None, Some(dir)) => Arc::new(LocalFs::new(dir)),
         (None, None) => anyhow::bail!("give --data-dir DIR or --root URL"),
     };
-    let dst = ferrobase_storage::fs::from_url(&args.to)
-        .with_context(|| format!("--to '{}'", args.to))?;
+    let dst =
+        ferrobase_storage::fs::from_url(&args.to).with_context(|| format!("--to '{}'", args.to))?;
     // Every root keeps its store files under `data/` (standalone and
     // distributed alike).
     let layout = SnapshotLayout::for_data_dir(Path::new("data"));

@@ -101,7 +101,12 @@ impl Master {
             self.clean_archive();
         }
         let m = taken?;
-        tracing::info!(snapshot = name, table, regions = m.regions.len(), "took snapshot");
+        tracing::info!(
+            snapshot = name,
+            table,
+            regions = m.regions.len(),
+            "took snapshot"
+        );
         Ok(describe(&m))
     }
 
@@ -352,10 +357,8 @@ impl Master {
                 let name = format!("{:016x}.{STORE_FILE_EXT}", manifest.next_file_id);
                 let to = dir.join(&family.name).join(&name);
                 archive::copy_held(&*self.fs, &layout, &rel, &to, &mut |_| {}).map_err(|e| {
-                    ServerError::from(e).prefixed(&format!(
-                        "snapshot '{}': copying its file {rel}",
-                        m.name
-                    ))
+                    ServerError::from(e)
+                        .prefixed(&format!("snapshot '{}': copying its file {rel}", m.name))
                 })?;
                 copied.push(name);
             }

@@ -62,7 +62,10 @@ async fn a_clone_is_independent_of_its_source() {
     let mut expected = at_snapshot.clone();
     let after = dump(&conn, "copy").await;
     expected.retain(|c| after.contains(c));
-    assert_eq!(expected, at_snapshot, "every snapshot cell is still in the clone");
+    assert_eq!(
+        expected, at_snapshot,
+        "every snapshot cell is still in the clone"
+    );
     assert_eq!(after.len(), at_snapshot.len() + 1);
 
     // Nothing is left in the archive: no snapshot holds anything.

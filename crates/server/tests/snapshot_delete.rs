@@ -30,7 +30,10 @@ async fn delete_snapshot_frees_only_what_nothing_else_holds() {
     let ab = store_files(&data);
     assert_eq!(ab.len(), 2);
     admin.snapshot("t", "s1").await.unwrap();
-    assert!(store_files(&archive).is_empty(), "a snapshot copies nothing");
+    assert!(
+        store_files(&archive).is_empty(),
+        "a snapshot copies nothing"
+    );
 
     // Third flush → C; s2 holds {A, B, C}. A major compaction replaces
     // them with D: A, B, C move to the archive (held), none is deleted.

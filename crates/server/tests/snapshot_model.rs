@@ -128,7 +128,11 @@ async fn run(seed: u64, steps: usize) {
         admin.disable("t").await.unwrap();
         admin.restore_snapshot(&name).await.unwrap();
         admin.enable("t").await.unwrap();
-        assert_eq!(read(&conn, "t").await, snapshots[&name], "seed {seed:#x}: {name}");
+        assert_eq!(
+            read(&conn, "t").await,
+            snapshots[&name],
+            "seed {seed:#x}: {name}"
+        );
         admin.delete_snapshot(&name).await.unwrap();
     }
     // With no snapshot left, the archive is empty.

@@ -85,7 +85,10 @@ async fn scenario(_server: &Standalone, conn: &Connection) {
     assert!(e.to_string().contains("disable it"), "{e}");
     admin.disable("t").await.unwrap();
     admin.restore_snapshot("s1").await.unwrap();
-    assert!(!admin.is_enabled("t").await.unwrap(), "restore keeps it disabled");
+    assert!(
+        !admin.is_enabled("t").await.unwrap(),
+        "restore keeps it disabled"
+    );
     admin.enable("t").await.unwrap();
     assert_eq!(dump(conn, "t").await, before);
     assert_eq!(admin.describe("t").await.unwrap().regions.len(), 2);

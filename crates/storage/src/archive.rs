@@ -286,7 +286,9 @@ mod tests {
         for n in ["1.sf", "2.sf", "3.sf"] {
             fs.put(&fdir.join(n), n.as_bytes()).unwrap();
         }
-        snapshot("a", &["1.sf", "2.sf"]).store(&fs, &layout).unwrap();
+        snapshot("a", &["1.sf", "2.sf"])
+            .store(&fs, &layout)
+            .unwrap();
         snapshot("b", &["2.sf"]).store(&fs, &layout).unwrap();
 
         let holds = Holds::load(&fs, &layout).unwrap();

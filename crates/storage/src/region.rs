@@ -27,10 +27,10 @@ pub use read::{Get, RegionScanner, Scan};
 
 use crate::archive;
 use crate::engine::EngineShared;
-use crate::snapshot_manifest::SnapshotLayout;
 use crate::error::{Result, StorageError};
 use crate::fs::Storage;
 use crate::memstore::MemStoreSet;
+use crate::snapshot_manifest::SnapshotLayout;
 use crate::storefile::StoreFileReader;
 use crate::wal::WalEdit;
 use bytes::Bytes;

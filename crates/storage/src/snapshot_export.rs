@@ -42,10 +42,7 @@ pub fn export(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<ExportReport> {
     let manifest = SnapshotManifest::load(src, src_layout, name)?.ok_or_else(|| {
-        StorageError::InvalidRequest(format!(
-            "snapshot '{name}' does not exist in {}",
-            src.url()
-        ))
+        StorageError::InvalidRequest(format!("snapshot '{name}' does not exist in {}", src.url()))
     })?;
     if SnapshotManifest::load(dst, dst_layout, name)?.is_some() {
         return Err(StorageError::InvalidRequest(format!(
@@ -154,12 +151,9 @@ mod tests {
         dst.put(Path::new("archive/t/0000000000000003/f/1.sf"), b"one")
             .unwrap();
         let mut seen = Vec::new();
-        let r = export(
-            (&src, &layout),
-            (&dst, &layout),
-            "s",
-            &mut |d, t| seen.push((d, t)),
-        )
+        let r = export((&src, &layout), (&dst, &layout), "s", &mut |d, t| {
+            seen.push((d, t))
+        })
         .unwrap();
         assert_eq!(
             r,

@@ -310,7 +310,10 @@ mod tests {
         assert!(begin(&fs, &layout, "s1").unwrap());
         assert!(!begin(&fs, &layout, "s1").unwrap(), "one marker per name");
         assert_eq!(in_progress(&fs, &layout).unwrap(), ["s1"]);
-        assert!(list(&fs, &layout).unwrap().is_empty(), "a marker is no snapshot");
+        assert!(
+            list(&fs, &layout).unwrap().is_empty(),
+            "a marker is no snapshot"
+        );
         m.store(&fs, &layout).unwrap();
         end(&fs, &layout, "s1").unwrap();
         assert!(in_progress(&fs, &layout).unwrap().is_empty());

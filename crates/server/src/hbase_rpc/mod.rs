@@ -482,7 +482,9 @@ impl HBaseRpc {
             "DeleteNamespace" => later!(pb::DeleteNamespaceRequest, delete_namespace),
             "Snapshot" => later!(pb::SnapshotRequest, snapshot),
             "IsSnapshotDone" => later!(pb::IsSnapshotDoneRequest, is_snapshot_done),
-            "GetCompletedSnapshots" => later!(pb::GetCompletedSnapshotsRequest, completed_snapshots),
+            "GetCompletedSnapshots" => {
+                later!(pb::GetCompletedSnapshotsRequest, completed_snapshots)
+            }
             "DeleteSnapshot" => later!(pb::DeleteSnapshotRequest, delete_snapshot),
             "RestoreSnapshot" => later!(pb::RestoreSnapshotRequest, restore_snapshot),
             method => {

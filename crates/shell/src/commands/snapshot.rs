@@ -54,7 +54,10 @@ pub async fn list_snapshots(
             .row(&s.name, &format!("{} ({time} +0000)", s.table), out);
     }
     crate::format::rows(snapshots.len() as u64, out);
-    let quoted: Vec<String> = snapshots.iter().map(|s| format!("\"{}\"", s.name)).collect();
+    let quoted: Vec<String> = snapshots
+        .iter()
+        .map(|s| format!("\"{}\"", s.name))
+        .collect();
     Ok(Reply::value(format!("[{}]", quoted.join(", "))))
 }
 
@@ -73,10 +76,7 @@ pub async fn clone_snapshot(shell: &mut Shell, args: &[Value]) -> Result<Reply, 
     let table = match &args[1] {
         v @ (Value::Str(_) | Value::Word(_)) => v.text("table name")?,
         v => {
-            return arg_err(format!(
-                "table name must be a string, not {}",
-                v.describe()
-            ));
+            return arg_err(format!("table name must be a string, not {}", v.describe()));
         }
     };
     shell.admin.clone_snapshot(&name, &table).await?;

@@ -7,11 +7,11 @@
 
 use super::{Region, manifest::Manifest};
 use crate::archive;
-use crate::snapshot_manifest::SnapshotLayout;
 use crate::compaction::{CompactionKind, compact_into, select_minor, throttle};
 use crate::error::{Result, StorageError};
 use crate::iter::CellIterator;
 use crate::scanner::MergingIterator;
+use crate::snapshot_manifest::SnapshotLayout;
 use crate::storefile::{StoreFileReader, StoreFileWriter};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -245,7 +245,9 @@ impl Region {
             }
             // Kept in place: the next open of the region retires them as
             // files its manifest does not list.
-            Err(e) => tracing::warn!(error = %e, "cannot read the snapshots; keeping compaction inputs"),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the snapshots; keeping compaction inputs")
+            }
         }
         self.shared.compacted(bytes_in, info.length);
         self.shared.notify_compaction_progress();
