@@ -15,9 +15,11 @@
 //! ```
 //!
 //! A crash before step 3 leaves no snapshot at the destination; the files
-//! copied so far are deleted by its archive cleaner, or kept and skipped
-//! by a second export (a file already there with the right length is not
-//! copied again).
+//! copied so far are kept (the marker holds the archive) and skipped by a
+//! second export, which takes the marker over (a file already there with
+//! the right length is not copied again). A master starting on the
+//! destination drops the marker and cleans the archive, so an export into
+//! a root must not overlap a master's start there.
 
 use crate::archive;
 use crate::error::{Result, StorageError};
@@ -64,11 +66,11 @@ pub fn export(
         files.push((rel, len));
     }
     let total: u64 = files.iter().map(|f| f.1).sum();
+    // A marker already there is an export of this name that was killed
+    // (a failed one removes its marker): this one resumes it. One export
+    // per name at a time is the caller's to keep.
     if !snapshot_manifest::begin(dst, dst_layout, name)? {
-        return Err(StorageError::InvalidRequest(format!(
-            "snapshot '{name}' is being taken or exported in {}",
-            dst.url()
-        )));
+        tracing::info!(snapshot = name, "resuming an interrupted export");
     }
     let copied = copy_all(src, src_layout, dst, dst_layout, &files, total, progress)
         .and_then(|report| manifest.store(dst, dst_layout).map(|()| report));
@@ -147,9 +149,11 @@ mod tests {
         };
         m.store(&src, &layout).unwrap();
 
-        // A first export that already copied 1.sf (interrupted): skipped.
+        // A first export that copied 1.sf and was killed (its marker
+        // left): resumed, 1.sf skipped.
         dst.put(Path::new("archive/t/0000000000000003/f/1.sf"), b"one")
             .unwrap();
+        assert!(snapshot_manifest::begin(&dst, &layout, "s").unwrap());
         let mut seen = Vec::new();
         let r = export((&src, &layout), (&dst, &layout), "s", &mut |d, t| {
             seen.push((d, t))

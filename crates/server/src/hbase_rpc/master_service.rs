@@ -685,6 +685,16 @@ impl MasterService<'_> {
             None => found.table.clone(),
         };
         if !self.master.exists(&target) {
+            let namespace = TableName::parse(&target)
+                .map_err(|e| do_not_retry(e.to_string()))?
+                .namespace()
+                .to_string();
+            if !self.master.namespaces().contains_key(&namespace) {
+                return Err(HBaseException::new(
+                    ExceptionClass::NamespaceNotFound,
+                    namespace,
+                ));
+            }
             self.master
                 .clone_snapshot(name, &target)
                 .map_err(exception)?;
