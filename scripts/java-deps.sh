@@ -8,6 +8,8 @@
 #   scripts/java-deps.sh peer     also the real Apache HBase of scripts/hbase-peer.sh
 #   scripts/java-deps.sh ycsb     also YCSB and its HBase binding (interop/ycsb,
 #                                 scripts/bench-peer.sh)
+#   scripts/java-deps.sh shell    also Apache HBase's shell (interop/hbase-shell,
+#                                 scripts/hbase-shell-tests.sh)
 #   scripts/java-deps.sh peer ycsb   both
 #
 # Idempotent: when a project's pom has not changed since its artifacts were
@@ -19,11 +21,13 @@ root=$(pwd)
 
 want_peer=0
 want_ycsb=0
+want_shell=0
 for arg in "$@"; do
   case "$arg" in
     peer) want_peer=1 ;;
     ycsb) want_ycsb=1 ;;
-    *) echo "usage: $0 [peer] [ycsb]" >&2; exit 2 ;;
+    shell) want_shell=1 ;;
+    *) echo "usage: $0 [peer] [ycsb] [shell]" >&2; exit 2 ;;
   esac
 done
 
@@ -102,5 +106,10 @@ if [ "$want_ycsb" -eq 1 ]; then
   # YCSB 0.17.0's core, the HBase client and the binding in interop/ycsb,
   # compiled, and the classpath file scripts/bench-peer.sh runs YCSB with.
   resolve "$root/interop/ycsb" --output target/classpath.txt \
+    compile dependency:build-classpath -Dmdep.outputFile=target/classpath.txt
+fi
+
+if [ "$want_shell" -eq 1 ]; then
+  resolve "$root/interop/hbase-shell" --output target/classpath.txt \
     compile dependency:build-classpath -Dmdep.outputFile=target/classpath.txt
 fi

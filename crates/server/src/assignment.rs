@@ -235,6 +235,60 @@ impl Master {
         Ok(moved)
     }
 
+    /// Moves region `id` to the live server at `dest` (`host:port`), or,
+    /// without one, to the live server other than its holder with the
+    /// fewest regions (HBase's `Admin.move`). Returns whether it moved:
+    /// not when it already is on `dest` or no other server is live.
+    pub fn move_region_to(&self, id: u64, dest: Option<&str>) -> Result<bool> {
+        let _ddl = self.ddl.lock();
+        let meta = self.meta.snapshot();
+        let Some((table, region)) = meta.tables.values().find_map(|t| {
+            t.regions
+                .iter()
+                .find(|r| r.id == id)
+                .map(|r| (&t.descriptor, r))
+        }) else {
+            return Err(ServerError::new(
+                ErrorCode::RegionNotServing,
+                format!("no region with id {id}"),
+            ));
+        };
+        let from = self
+            .assignments
+            .lock()
+            .get(&id)
+            .cloned()
+            .ok_or_else(|| ServerError::not_serving(id))?;
+        let live = self.coordination.live_servers();
+        let to = match dest {
+            Some(d) => {
+                if !live.iter().any(|s| s.address() == d) {
+                    return Err(ServerError::new(
+                        ErrorCode::InvalidRequest,
+                        format!("no live region server at {d}"),
+                    ));
+                }
+                d.to_string()
+            }
+            None => {
+                let counts = self.counts(&live);
+                match counts
+                    .iter()
+                    .filter(|(a, _)| **a != from)
+                    .min_by_key(|(a, c)| (**c, (*a).clone()))
+                {
+                    Some((a, _)) => a.clone(),
+                    None => return Ok(false),
+                }
+            }
+        };
+        if to == from {
+            return Ok(false);
+        }
+        self.move_region(table, region, &from, &to)?;
+        Ok(true)
+    }
+
     /// Region move: flush and close on `from`, then open on `to` (back on
     /// `from` if that fails). Clients see "not serving" meanwhile and retry.
     fn move_region(

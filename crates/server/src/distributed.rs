@@ -119,9 +119,15 @@ pub async fn run_region_server(
                     .max_decoding_message_size(MAX_MESSAGE_BYTES)
                     .max_encoding_message_size(MAX_MESSAGE_BYTES),
             )
-            .serve_with_incoming_shutdown(crate::nodelay_incoming(listener), async {
-                let _ = rx.await;
-            }),
+            .serve_with_incoming_shutdown(
+                crate::hbase_rpc::split_incoming(
+                    listener,
+                    hbase_rpc(&cfg, addr, start_ms, None, Some(rs.clone())),
+                ),
+                async {
+                    let _ = rx.await;
+                },
+            ),
     );
     let reaper = {
         let weak = Arc::downgrade(&rs);
@@ -201,6 +207,11 @@ pub async fn run_master(
     })
     .await?;
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let start_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    let hbase = hbase_rpc(&cfg, addr, start_ms, Some(master.clone()), None);
     let serve = tokio::spawn(
         tonic::transport::Server::builder()
             .tcp_nodelay(true)
@@ -209,9 +220,12 @@ pub async fn run_master(
                     .max_decoding_message_size(MAX_MESSAGE_BYTES)
                     .max_encoding_message_size(MAX_MESSAGE_BYTES),
             )
-            .serve_with_incoming_shutdown(crate::nodelay_incoming(listener), async {
-                let _ = rx.await;
-            }),
+            .serve_with_incoming_shutdown(
+                crate::hbase_rpc::split_incoming(listener, hbase),
+                async {
+                    let _ = rx.await;
+                },
+            ),
     );
     tracing::info!(%addr, "active master");
     on_active(addr);
@@ -231,6 +245,33 @@ pub async fn run_master(
     let _ = tokio::task::spawn_blocking(move || m.stop()).await;
     session.close().await;
     Ok(())
+}
+
+/// HBase's native RPC on a distributed process's port, beside gRPC: the
+/// active master answers the connection registry, `MasterService` and
+/// `hbase:meta`; a region server answers `ClientService` and
+/// `AdminService` for its regions. The cluster id is derived from the
+/// storage root, so every process of a cluster answers the same one.
+fn hbase_rpc(
+    cfg: &ClusterConfig,
+    addr: SocketAddr,
+    start_ms: u128,
+    master: Option<Arc<Master>>,
+    rs: Option<Arc<RegionServer>>,
+) -> Arc<crate::hbase_rpc::HBaseRpc> {
+    let root = cfg.root.url();
+    let cluster_id = format!(
+        "ferrobase-{}",
+        &ferrobase_hbase_wire::md5::hex(root.as_bytes())[..16]
+    );
+    let server = ferrobase_hbase_wire::names::ServerName::new(
+        &addr.ip().to_string(),
+        addr.port(),
+        u64::try_from(start_ms).unwrap_or(u64::MAX),
+    );
+    Arc::new(crate::hbase_rpc::HBaseRpc::new(
+        cluster_id, server, master, rs,
+    ))
 }
 
 fn lost() -> ServerError {

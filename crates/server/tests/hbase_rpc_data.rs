@@ -2,7 +2,8 @@
 //! locate a row's region with a reversed scan of `hbase:meta`, write with
 //! `Mutate` (cells inline) and `Multi` (cells in the cell block), read with
 //! `Get` and a `Scan` continued over several calls, and a missing family
-//! answered with `NoSuchColumnFamilyException` for that action alone.
+//! answered with `NoSuchColumnFamilyException` for that action alone; a
+//! retried Increment applied once per nonce.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -248,5 +249,95 @@ async fn locate_write_read_and_scan() {
         r.header.exception.unwrap().exception_class_name.as_deref(),
         Some("org.apache.hadoop.hbase.UnknownScannerException")
     );
+    server.stop().await.unwrap();
+}
+
+/// An Increment retried with the same nonce (the client's first attempt
+/// timed out after the server applied it) is applied once, in `Mutate` and
+/// in `Multi`; the retry answers the current value. Another nonce applies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retried_increment_applies_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, conn) = common::start_on(dir.path(), common::settings()).await;
+    conn.admin()
+        .create_table(&common::table("n", &["f"]), &[])
+        .await
+        .unwrap();
+    let mut c = Client::connect(server.addr()).await;
+    let locate = pb::ScanRequest {
+        region: Some(RegionName::meta().specifier()),
+        scan: Some(pb::Scan {
+            start_row: Some(bytes("n,,")),
+            stop_row: Some(bytes("n ,,")),
+            ..Default::default()
+        }),
+        number_of_rows: Some(10),
+        ..Default::default()
+    };
+    let r = c.call("Scan", &locate, None).await;
+    let region = RegionName::parse(&decode_cells(&r.cell_block.unwrap()).unwrap()[0].row).unwrap();
+
+    let increment = |nonce: u64, block: &mut BytesMut| {
+        let m = RowMutation::new(bytes("counter")).put(bytes("f"), "n", 5i64.to_be_bytes());
+        mutation_to_pb(
+            MutationKind::Increment,
+            &m,
+            Some(nonce),
+            CellCodec::KeyValue,
+            block,
+        )
+        .unwrap()
+    };
+    let value = |r: &ResponseFrame| {
+        let cells = decode_cells(r.cell_block.as_ref().unwrap()).unwrap();
+        i64::from_be_bytes(cells[0].value[..8].try_into().unwrap())
+    };
+    let mutate = |nonce: u64| {
+        let mut block = BytesMut::new();
+        let mutation = increment(nonce, &mut block);
+        (
+            pb::MutateRequest {
+                region: region.specifier(),
+                mutation,
+                nonce_group: Some(42),
+                ..Default::default()
+            },
+            block,
+        )
+    };
+    let (first, block) = mutate(1001);
+    let r = c.call("Mutate", &first, Some(&block)).await;
+    assert_eq!(value(&r), 5);
+    // The retry: same group and nonce; answered with the value as it is.
+    let r = c.call("Mutate", &first, Some(&block)).await;
+    assert_eq!(value(&r), 5);
+    let (second, block) = mutate(1002);
+    let r = c.call("Mutate", &second, Some(&block)).await;
+    assert_eq!(value(&r), 10);
+
+    // The same in a Multi: nonce 1003 applies once however often sent.
+    let mut block = BytesMut::new();
+    let multi = pb::MultiRequest {
+        region_action: vec![pb::RegionAction {
+            region: region.specifier(),
+            action: vec![pb::Action {
+                index: Some(0),
+                mutation: Some(increment(1003, &mut block)),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        nonce_group: Some(42),
+        ..Default::default()
+    };
+    for _ in 0..3 {
+        let r = c.call("Multi", &multi, Some(&block)).await;
+        assert_eq!(value(&r), 15);
+    }
+    // A nonce of another group is another operation.
+    let (mut other, block) = mutate(1003);
+    other.nonce_group = Some(43);
+    let r = c.call("Mutate", &other, Some(&block)).await;
+    assert_eq!(value(&r), 20);
     server.stop().await.unwrap();
 }

@@ -188,6 +188,11 @@ impl Engine {
         &self.shared.cache
     }
 
+    /// Whether compactions may start (HBase's `compaction_switch`).
+    pub fn compactions_enabled(&self) -> bool {
+        self.shared.compactions_enabled()
+    }
+
     /// Turns compactions on or off (HBase's `compaction_switch`). Off, no
     /// new compaction starts; running ones finish.
     pub fn set_compactions_enabled(&self, on: bool) {

@@ -40,7 +40,7 @@ use mvcc::Mvcc;
 use parking_lot::{Mutex, RwLock};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 /// Store file extension.
 pub const STORE_FILE_EXT: &str = "sf";
@@ -93,6 +93,8 @@ pub struct Region {
     memstore_size: AtomicU64,
     flush_requested: AtomicBool,
     compaction_requested: AtomicBool,
+    /// Compactions running now: `[minor, major]` (HBase's `CompactionState`).
+    compacting: [AtomicU32; 2],
     closed: AtomicBool,
     read_requests: AtomicU64,
     write_requests: AtomicU64,
@@ -176,6 +178,7 @@ impl Region {
             memstore_size: AtomicU64::new(replayed_bytes),
             flush_requested: AtomicBool::new(false),
             compaction_requested: AtomicBool::new(false),
+            compacting: [AtomicU32::new(0), AtomicU32::new(0)],
             closed: AtomicBool::new(false),
             read_requests: AtomicU64::new(0),
             write_requests: AtomicU64::new(0),
@@ -233,6 +236,14 @@ impl Region {
                 )
             })
             .collect()
+    }
+
+    /// Which kinds of compaction run in the region now: `(minor, major)`.
+    pub fn compacting(&self) -> (bool, bool) {
+        (
+            self.compacting[0].load(Ordering::Acquire) > 0,
+            self.compacting[1].load(Ordering::Acquire) > 0,
+        )
     }
 
     /// Request and size counters.

@@ -10,6 +10,7 @@
 //! `hbase:meta` (see `meta_table`).
 
 use super::exceptions::{convert, do_not_retry, exception};
+use super::nonces::{ServerNonces, Start};
 use super::scan::ScanRange;
 use crate::read_path::{self, Rows};
 use crate::region_server::RegionServer;
@@ -353,14 +354,62 @@ fn returns_results(w: &WireMutation) -> bool {
         .any(|a| a.name == "_rr_" && a.value.as_deref() == Some(&[0u8][..]))
 }
 
+/// The Get answering a retried Increment or Append that was applied
+/// already: the current cells of the columns it names (HBase's
+/// "convert to Get").
+fn duplicate_as_get(m: &RowMutation) -> pb::Get {
+    let mut column: Vec<pb::Column> = Vec::new();
+    for c in m.mutations() {
+        match column.iter_mut().find(|col| col.family == *c.family) {
+            Some(col) => col.qualifier.push(Bytes::copy_from_slice(c.qualifier)),
+            None => column.push(pb::Column {
+                family: c.family.clone(),
+                qualifier: vec![Bytes::copy_from_slice(c.qualifier)],
+            }),
+        }
+    }
+    pb::Get {
+        row: m.row.clone(),
+        column,
+        ..Default::default()
+    }
+}
+
+/// An Increment or Append outside a checked call, applied once per nonce:
+/// its new cells, or (a retry of an applied one) the row's current ones.
+fn read_modify_write_once(
+    rs: &RegionServer,
+    region: u64,
+    w: WireMutation,
+    nonces: (&ServerNonces, u64),
+    codec: Option<CellCodec>,
+    block: &mut BytesMut,
+) -> Result<pb::Result, HBaseException> {
+    let append = w.kind == MutationKind::Append;
+    check_families(rs, region, &w.mutation)?;
+    let (manager, group) = nonces;
+    let nonce = w.nonce.unwrap_or(0);
+    match manager.start(group, nonce) {
+        Start::Duplicate => get_result(rs, region, &duplicate_as_get(&w.mutation), codec, block),
+        Start::Proceed => {
+            let done = rs
+                .read_modify_write_row(region, w.mutation, append)
+                .map_err(exception);
+            manager.end(group, nonce, done.is_ok());
+            encode_result(&done?, codec, block)
+        }
+    }
+}
+
 /// `ClientService.Mutate`: a Put or Delete (optionally checked), or an
-/// Increment or Append whose new cells come back.
+/// Increment or Append whose new cells come back (applied once per nonce).
 pub fn mutate(
     rs: &RegionServer,
     region: u64,
     req: &pb::MutateRequest,
     cell_block: Option<&Bytes>,
     codec: Option<CellCodec>,
+    nonces: &ServerNonces,
 ) -> Outcome<pb::MutateResponse> {
     let mut reader = cell_block.map(CellBlockReader::new);
     let w = mutation_from_pb(&req.mutation, reader.as_mut()).map_err(convert)?;
@@ -375,6 +424,24 @@ pub fn mutate(
     }
     let mut block = BytesMut::new();
     match kind {
+        MutationKind::Increment | MutationKind::Append if condition.is_none() => {
+            let wants = returns_results(&w);
+            let group = req.nonce_group.unwrap_or(0);
+            let result = read_modify_write_once(rs, region, w, (nonces, group), codec, &mut block)?;
+            // Without results asked for, no cells go back.
+            let (result, block) = if wants {
+                (Some(result), block)
+            } else {
+                (None, BytesMut::new())
+            };
+            Ok(Answer::new(
+                pb::MutateResponse {
+                    result,
+                    processed: Some(true),
+                },
+                block,
+            ))
+        }
         MutationKind::Increment | MutationKind::Append => {
             let wants = returns_results(&w);
             check_families(rs, region, &w.mutation)?;
@@ -652,6 +719,7 @@ pub fn multi(
     req: &pb::MultiRequest,
     cell_block: Option<&Bytes>,
     codec: Option<CellCodec>,
+    nonces: &ServerNonces,
 ) -> Outcome<pb::MultiResponse> {
     if req.condition.is_some() {
         return Err(do_not_retry(
@@ -685,7 +753,15 @@ pub fn multi(
     let mut results = Vec::with_capacity(decoded.len());
     for ((ra, actions), region) in req.region_action.iter().zip(decoded).zip(regions) {
         let result = match region {
-            Ok(region) => region_action(rs, *region, ra, actions, codec, &mut block),
+            Ok(region) => region_action(
+                rs,
+                *region,
+                ra,
+                actions,
+                codec,
+                &mut block,
+                (nonces, req.nonce_group.unwrap_or(0)),
+            ),
             Err(e) => pb::RegionActionResult {
                 exception: Some(e.to_name_bytes_pair()),
                 ..Default::default()
@@ -726,6 +802,7 @@ fn region_action(
     actions: Vec<(u32, Decoded)>,
     codec: Option<CellCodec>,
     block: &mut BytesMut,
+    nonces: (&ServerNonces, u64),
 ) -> pb::RegionActionResult {
     if ra.atomic == Some(true) || ra.condition.is_some() {
         return atomic_action(rs, region, ra, actions);
@@ -742,12 +819,7 @@ fn region_action(
             Decoded::Failed(e) => out.push(failed(index, &e)),
             Decoded::Mutation(w) => match w.kind {
                 MutationKind::Increment | MutationKind::Append => {
-                    let append = w.kind == MutationKind::Append;
-                    let r = check_families(rs, region, &w.mutation).and_then(|()| {
-                        rs.read_modify_write_row(region, w.mutation, append)
-                            .map_err(exception)
-                    });
-                    match r.and_then(|cells| encode_result(&cells, codec, block)) {
+                    match read_modify_write_once(rs, region, w, nonces, codec, block) {
                         Ok(r) => out.push(done(index, r)),
                         Err(e) => out.push(failed(index, &e)),
                     }

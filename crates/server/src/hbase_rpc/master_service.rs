@@ -8,9 +8,11 @@
 //! the connection runs it off the async workers. This module never touches
 //! regions' data directly.
 
+use super::admin_service::hbase_region_load;
 use super::exceptions::{convert, do_not_retry, exception};
 use crate::master::Master;
 use ferrobase_hbase_wire::convert::schema::{family_from_pb, table_from_pb, table_to_pb};
+use ferrobase_hbase_wire::convert::{RegionRef, region_ref};
 use ferrobase_hbase_wire::names::{RegionName, ServerName, TableName};
 use ferrobase_hbase_wire::{ExceptionClass, HBaseException, pb};
 use ferrobase_proto::pb as fpb;
@@ -20,6 +22,9 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 type Outcome<M> = Result<M, HBaseException>;
+
+/// The signature of HBase's table flush procedure (`Admin.flush(table)`).
+const FLUSH_TABLE_PROCEDURE: &str = "flush-table-proc";
 
 /// The HBase version ferrobase's RPC answers for (the client's protocol).
 pub const HBASE_VERSION: &str = "2.6.4";
@@ -505,8 +510,6 @@ impl MasterService<'_> {
         me: &ServerName,
         cluster_id: &str,
     ) -> Outcome<pb::GetClusterStatusResponse> {
-        const MB: u64 = 1024 * 1024;
-        let mb = |b: u64| u32::try_from(b / MB).unwrap_or(u32::MAX);
         let status = self.master.cluster_status();
         let local = format!("{}:{}", me.host, me.port);
         let live_servers = status
@@ -532,17 +535,10 @@ impl MasterService<'_> {
                             .find(|l| l.region_id == r.region_id)
                             .map(|l| l.start_key.clone())
                             .unwrap_or_default();
-                        Some(pb::RegionLoad {
-                            region_specifier: RegionName::new(&table, &start, r.region_id)
-                                .specifier(),
-                            stores: None,
-                            storefiles: Some(u32::try_from(r.store_files).unwrap_or(u32::MAX)),
-                            storefile_size_mb: Some(mb(r.store_file_bytes)),
-                            mem_store_size_mb: Some(mb(r.memstore_bytes)),
-                            read_requests_count: Some(r.read_requests),
-                            write_requests_count: Some(r.write_requests),
-                            ..Default::default()
-                        })
+                        Some(hbase_region_load(
+                            &RegionName::new(&table, &start, r.region_id),
+                            r,
+                        ))
                     })
                     .collect::<Vec<_>>();
                 let reads: u64 = s.regions.iter().map(|r| r.read_requests).sum();
@@ -560,6 +556,29 @@ impl MasterService<'_> {
             })
             .collect::<Vec<_>>();
         let servers_name = live_servers.iter().map(|l| l.server.clone()).collect();
+        // Per table region counts: the shell's `alter` reports progress
+        // from them. Regions of an enabled table are open; of a disabled
+        // one, closed; ferrobase's DDL leaves none in transition.
+        let table_region_states_count = self
+            .master
+            .list_tables()
+            .into_iter()
+            .filter_map(|name| {
+                let table = TableName::parse(&name).ok()?;
+                let (enabled, regions) = self.master.table_regions(&name).ok()?;
+                let total = u32::try_from(regions.len()).unwrap_or(u32::MAX);
+                Some(pb::TableRegionStatesCount {
+                    table_name: table.to_pb(),
+                    region_states_count: pb::RegionStatesCount {
+                        open_regions: if enabled { total } else { 0 },
+                        split_regions: 0,
+                        closed_regions: if enabled { 0 } else { total },
+                        regions_in_transition: 0,
+                        total_regions: total,
+                    },
+                })
+            })
+            .collect();
         Ok(pb::GetClusterStatusResponse {
             cluster_status: pb::ClusterStatus {
                 hbase_version: Some(pb::HBaseVersionFileContent {
@@ -572,9 +591,156 @@ impl MasterService<'_> {
                 master: Some(me.to_pb()),
                 balancer_on: Some(false),
                 servers_name,
+                table_region_states_count,
                 ..Default::default()
             },
         })
+    }
+
+    /// `ExecProcedure`: the barriered procedures HBase's `Admin` runs by
+    /// signature. `flush-table-proc` (`Admin.flush(table)`) flushes every
+    /// region of the table named by the instance before answering.
+    pub fn exec_procedure(
+        &self,
+        req: &pb::ExecProcedureRequest,
+    ) -> Outcome<pb::ExecProcedureResponse> {
+        let p = &req.procedure;
+        match p.signature.as_str() {
+            FLUSH_TABLE_PROCEDURE => {
+                let table = p
+                    .instance
+                    .as_deref()
+                    .ok_or_else(|| do_not_retry("flush-table-proc without a table"))?;
+                self.flush(table)?;
+                Ok(pb::ExecProcedureResponse {
+                    expected_timeout: Some(0),
+                    return_data: None,
+                })
+            }
+            other => Err(do_not_retry(format!(
+                "procedure '{other}' is not supported by ferrobase (only {FLUSH_TABLE_PROCEDURE})"
+            ))),
+        }
+    }
+
+    /// `IsProcedureDone`: a procedure [`exec_procedure`](Self::exec_procedure)
+    /// ran has finished by the time it answered.
+    pub fn is_procedure_done(
+        &self,
+        req: &pb::IsProcedureDoneRequest,
+    ) -> Outcome<pb::IsProcedureDoneResponse> {
+        match req.procedure.as_ref().map(|p| p.signature.as_str()) {
+            Some(FLUSH_TABLE_PROCEDURE) => Ok(pb::IsProcedureDoneResponse {
+                done: Some(true),
+                snapshot: None,
+            }),
+            other => Err(do_not_retry(format!(
+                "procedure '{}' is not known to ferrobase",
+                other.unwrap_or("")
+            ))),
+        }
+    }
+
+    /// Flushes every region of a table, HBase's table name given.
+    fn flush(&self, table: &str) -> Outcome<()> {
+        let name = TableName::parse(table).map_err(|e| do_not_retry(e.to_string()))?;
+        self.master.flush(&name.name_as_string()).map_err(exception)
+    }
+
+    /// `FlushTable` (HBase 2.6's flush procedure): flushes every region of
+    /// the table (all families: a ferrobase flush writes a region's every
+    /// store) and answers a finished procedure.
+    pub fn flush_table(&self, req: &pb::FlushTableRequest) -> Outcome<pb::FlushTableResponse> {
+        let name = table_name(&req.table_name)?;
+        let desc = self.descriptor(&name)?;
+        for f in &req.column_family {
+            let family = String::from_utf8_lossy(f);
+            if !desc.families.iter().any(|d| d.name == family) {
+                return Err(HBaseException::new(
+                    ExceptionClass::NoSuchColumnFamily,
+                    format!("column family '{family}' does not exist in table '{name}'"),
+                ));
+            }
+        }
+        self.master.flush(&name).map_err(exception)?;
+        Ok(pb::FlushTableResponse {
+            proc_id: Some(self.procedure()),
+        })
+    }
+
+    /// `SplitRegion`: splits the region at the row given (or at its middle)
+    /// and answers a finished procedure once both daughters serve.
+    pub fn split_region(
+        &self,
+        req: &pb::SplitTableRegionRequest,
+    ) -> Outcome<pb::SplitTableRegionResponse> {
+        let table = table_name(&req.region_info.table_name)?;
+        let id = req.region_info.region_id;
+        let (_, regions) = self.master.table_regions(&table).map_err(exception)?;
+        if !regions.iter().any(|r| r.region_id == id) {
+            return Err(HBaseException::new(
+                ExceptionClass::UnknownRegion,
+                format!("table '{table}' has no region with id {id}"),
+            ));
+        }
+        let point = req
+            .split_row
+            .as_ref()
+            .filter(|p| !p.is_empty())
+            .map(|p| p.to_vec());
+        self.master
+            .split(&id.to_string(), point)
+            .map_err(exception)?;
+        Ok(pb::SplitTableRegionResponse {
+            proc_id: Some(self.procedure()),
+        })
+    }
+
+    /// The ferrobase region id a specifier names (full or encoded name),
+    /// looked up in the master's tables.
+    fn region_id(&self, spec: &pb::RegionSpecifier) -> Outcome<u64> {
+        let wanted = region_ref(spec).map_err(convert)?;
+        for name in self.master.list_tables() {
+            let Ok(table) = TableName::parse(&name) else {
+                continue;
+            };
+            let Ok((_, regions)) = self.master.table_regions(&name) else {
+                continue;
+            };
+            for r in regions {
+                let n = RegionName::new(&table, &r.start_key, r.region_id);
+                let hit = match &wanted {
+                    RegionRef::Name(full) => *full == n.name,
+                    RegionRef::Encoded(e) => *e == n.encoded,
+                };
+                if hit {
+                    return Ok(r.region_id);
+                }
+            }
+        }
+        Err(HBaseException::new(
+            ExceptionClass::UnknownRegion,
+            format!("no region named {}", String::from_utf8_lossy(&spec.value)),
+        ))
+    }
+
+    /// `MoveRegion` (`Admin.move`): closes the region on its server and
+    /// opens it on the one named, or on the least loaded other server;
+    /// answers once it serves there. With one server it stays put.
+    pub fn move_region(&self, req: &pb::MoveRegionRequest) -> Outcome<pb::MoveRegionResponse> {
+        let id = self.region_id(&req.region)?;
+        let dest = match &req.dest_server_name {
+            Some(s) => Some(
+                ServerName::from_pb(s)
+                    .map_err(|e| do_not_retry(e.to_string()))?
+                    .host_and_port(),
+            ),
+            None => None,
+        };
+        self.master
+            .move_region_to(id, dest.as_deref())
+            .map_err(exception)?;
+        Ok(pb::MoveRegionResponse {})
     }
 
     pub fn namespace_names(&self) -> Outcome<pb::ListNamespacesResponse> {

@@ -26,16 +26,19 @@
 //! another: a decode error is answered with HBase's
 //! `FatalConnectionException` and that connection alone is closed.
 
+mod admin_service;
 mod client_service;
 mod exceptions;
 mod master_service;
 mod meta_table;
+mod nonces;
 mod scan;
 
 pub use client_service::{DEFAULT_MAX_RESULT_SIZE, SCANNER_TTL_MS};
 
 use crate::master::Master;
 use crate::region_server::RegionServer;
+use admin_service::CompactionRequests;
 use bytes::BytesMut;
 use client_service::Answer;
 use exceptions::{Target, do_not_retry, exception, target};
@@ -94,6 +97,10 @@ pub struct HBaseRpc {
     pub closed_scanners: AtomicU64,
     /// Forward meta scans that did not fit one answer.
     pub meta_scanners: parking_lot::Mutex<HashMap<u64, MetaScanner>>,
+    /// Compactions `AdminService` started and not finished.
+    compactions: Arc<CompactionRequests>,
+    /// Increments and Appends applied, by nonce (retries apply once).
+    nonces: Arc<nonces::ServerNonces>,
 }
 
 impl HBaseRpc {
@@ -112,6 +119,8 @@ impl HBaseRpc {
             procedures: Arc::default(),
             closed_scanners: AtomicU64::new(1),
             meta_scanners: parking_lot::Mutex::default(),
+            compactions: Arc::default(),
+            nonces: Arc::default(),
         }
     }
 }
@@ -242,6 +251,7 @@ impl HBaseRpc {
             }
             "MasterService" => self.master_call(id, &call, out),
             "ClientService" => self.client_call(conn, id, call, out),
+            "AdminService" => self.admin_call(id, &call, out),
             service => {
                 fail(
                     out,
@@ -254,6 +264,19 @@ impl HBaseRpc {
     }
 
     fn client_meta(&self, id: u32, method: &str, out: &mut BytesMut) {
+        if self.master.is_none() && method != "GetClusterId" {
+            // A region server of a distributed cluster does not know which
+            // master is active or where meta is: the masters answer.
+            fail(
+                out,
+                id,
+                &do_not_retry(format!(
+                    "{method}: this region server does not answer the connection registry; \
+                     list the masters in hbase.client.bootstrap.servers"
+                )),
+            );
+            return;
+        }
         match method {
             "GetClusterId" => write_answer(
                 out,
@@ -442,17 +465,25 @@ impl HBaseRpc {
                     in_maintenance_mode: false
                 }
             )),
+            // Off the async workers: in a distributed cluster the master
+            // asks every region server for its load.
             "GetClusterStatus" => {
-                let done = match self.master.as_ref() {
-                    Some(master) => MasterService {
-                        master,
-                        procedures: &self.procedures,
-                    }
-                    .cluster_status(&self.server, &self.cluster_id),
-                    None => Err(not_master()),
-                };
-                write_answer(out, id, plain(done));
-                None
+                let rpc = self.clone();
+                Some(Box::pin(async move {
+                    let done = tokio::task::spawn_blocking(move || {
+                        let master = rpc.master.as_ref().ok_or_else(not_master)?;
+                        MasterService {
+                            master,
+                            procedures: &rpc.procedures,
+                        }
+                        .cluster_status(&rpc.server, &rpc.cluster_id)
+                    })
+                    .await
+                    .unwrap_or_else(|e| Err(do_not_retry(format!("master call failed: {e}"))));
+                    let mut out = BytesMut::new();
+                    write_answer(&mut out, id, plain(done));
+                    out
+                }))
             }
             // ferrobase's balancer runs on its own schedule; HBase's switch
             // is reported off and a manual run moves nothing.
@@ -466,6 +497,17 @@ impl HBaseRpc {
                     prev_balance_value: Some(false),
                 }
             )),
+            "IsSplitOrMergeEnabled" => now!(pb::IsSplitOrMergeEnabledRequest, |_s, r| {
+                // Splits run; merges are not built.
+                Ok(pb::IsSplitOrMergeEnabledResponse {
+                    enabled: r.switch_type() == pb::MasterSwitchType::Split,
+                })
+            }),
+            "ExecProcedure" => later!(pb::ExecProcedureRequest, exec_procedure),
+            "IsProcedureDone" => now!(pb::IsProcedureDoneRequest, is_procedure_done),
+            "FlushTable" => later!(pb::FlushTableRequest, flush_table),
+            "SplitRegion" => later!(pb::SplitTableRegionRequest, split_region),
+            "MoveRegion" => later!(pb::MoveRegionRequest, move_region),
             "CreateTable" => later!(pb::CreateTableRequest, create_table),
             "DisableTable" => later!(pb::DisableTableRequest, disable_table),
             "EnableTable" => later!(pb::EnableTableRequest, enable_table),
@@ -618,8 +660,9 @@ impl HBaseRpc {
                     }
                     Ok(Target::Region(region)) => {
                         let block = call.cell_block.clone();
+                        let nonces = self.nonces.clone();
                         self.on_handler(id, move |rs| {
-                            client_service::mutate(rs, region, &req, block.as_ref(), codec)
+                            client_service::mutate(rs, region, &req, block.as_ref(), codec, &nonces)
                         })
                     }
                     Err(e) => {
@@ -643,8 +686,9 @@ impl HBaseRpc {
                     })
                     .collect();
                 let block = call.cell_block.clone();
+                let nonces = self.nonces.clone();
                 self.on_handler(id, move |rs| {
-                    client_service::multi(rs, &regions, &req, block.as_ref(), codec)
+                    client_service::multi(rs, &regions, &req, block.as_ref(), codec, &nonces)
                 })
             }
             method => {
@@ -652,6 +696,90 @@ impl HBaseRpc {
                     out,
                     id,
                     &HBaseException::unsupported_method("ClientService", method),
+                );
+                None
+            }
+        }
+    }
+
+    fn admin_call(
+        self: &Arc<Self>,
+        id: u32,
+        call: &RequestFrame,
+        out: &mut BytesMut,
+    ) -> Option<Pending> {
+        let Some(rs) = self.region_server.clone() else {
+            fail(out, id, &not_region_server());
+            return None;
+        };
+        // A call naming a region: its parameter, and the region resolved.
+        macro_rules! region_call {
+            ($req:ty) => {{
+                let req = decoded::<$req>(call, id, out)?;
+                match target(Some(&rs), &req.region) {
+                    Ok(t) => (req, t),
+                    Err(e) => {
+                        fail(out, id, &e);
+                        return None;
+                    }
+                }
+            }};
+        }
+        match call.method() {
+            "GetRegionInfo" => {
+                let (req, t) = region_call!(pb::GetRegionInfoRequest);
+                let done = admin_service::region_info(&rs, t, &req, &self.compactions);
+                write_answer(out, id, plain(done));
+                None
+            }
+            "GetOnlineRegion" => {
+                decoded::<pb::GetOnlineRegionRequest>(call, id, out)?;
+                write_answer(out, id, plain(admin_service::online_regions(&rs)));
+                None
+            }
+            "GetRegionLoad" => {
+                let req = decoded::<pb::GetRegionLoadRequest>(call, id, out)?;
+                write_answer(out, id, plain(admin_service::region_load(&rs, &req)));
+                None
+            }
+            "GetStoreFile" => {
+                let (req, t) = region_call!(pb::GetStoreFileRequest);
+                write_answer(out, id, plain(admin_service::store_files(&rs, t, &req)));
+                None
+            }
+            "GetServerInfo" => {
+                decoded::<pb::GetServerInfoRequest>(call, id, out)?;
+                let info = pb::GetServerInfoResponse {
+                    server_info: pb::ServerInfo {
+                        server_name: self.server.to_pb(),
+                        webui_port: None,
+                    },
+                };
+                write_answer(out, id, plain(Ok(info)));
+                None
+            }
+            "FlushRegion" => {
+                let (req, t) = region_call!(pb::FlushRegionRequest);
+                self.on_handler(id, move |rs| {
+                    plain(admin_service::flush_region(rs, t, &req))
+                })
+            }
+            "CompactRegion" => {
+                let (req, t) = region_call!(pb::CompactRegionRequest);
+                let done = admin_service::compact_region(&rs, t, &req, &self.compactions);
+                write_answer(out, id, plain(done));
+                None
+            }
+            "CompactionSwitch" => {
+                let req = decoded::<pb::CompactionSwitchRequest>(call, id, out)?;
+                write_answer(out, id, plain(admin_service::compaction_switch(&rs, &req)));
+                None
+            }
+            method => {
+                fail(
+                    out,
+                    id,
+                    &HBaseException::unsupported_method("AdminService", method),
                 );
                 None
             }

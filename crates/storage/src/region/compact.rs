@@ -14,7 +14,7 @@ use crate::scanner::MergingIterator;
 use crate::snapshot_manifest::SnapshotLayout;
 use crate::storefile::{StoreFileReader, StoreFileWriter};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Instant;
 
 impl Region {
@@ -26,6 +26,22 @@ impl Region {
         for i in 0..self.stores.len() {
             self.compact_store(i, major)?;
         }
+        Ok(())
+    }
+
+    /// Compacts one family's store now, as [`compact`](Self::compact) does
+    /// every store.
+    pub fn compact_family(&self, family: &str, major: bool) -> Result<()> {
+        self.check_open()?;
+        let index = self
+            .stores
+            .iter()
+            .position(|s| s.family.name == family)
+            .ok_or_else(|| StorageError::NoSuchFamily {
+                table: self.table.name.clone(),
+                family: family.to_string(),
+            })?;
+        self.compact_store(index, major)?;
         Ok(())
     }
 
@@ -164,6 +180,8 @@ impl Region {
         let mut writer = StoreFileWriter::create_on(&*self.fs, &dest, &store.family, entries)?;
         let outcome = {
             let _running = self.shared.compaction_running();
+            let _here =
+                Compacting::start(&self.compacting[usize::from(kind == CompactionKind::Major)]);
             let mut pace = self.pacer();
             compact_into(
                 &mut merged,
@@ -259,4 +277,20 @@ fn file_name(f: &StoreFileReader) -> Option<String> {
     f.path()
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
+}
+
+/// Counts a compaction as running in its region while it lives.
+struct Compacting<'a>(&'a AtomicU32);
+
+impl<'a> Compacting<'a> {
+    fn start(count: &'a AtomicU32) -> Compacting<'a> {
+        count.fetch_add(1, Ordering::AcqRel);
+        Compacting(count)
+    }
+}
+
+impl Drop for Compacting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }

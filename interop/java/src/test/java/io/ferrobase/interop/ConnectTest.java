@@ -100,17 +100,21 @@ class ConnectTest extends InteropTestBase {
 
   @Test
   @Order(7)
-  void clusterMetricsNameTheOneServer() throws Exception {
+  void clusterMetricsNameEveryServer() throws Exception {
     TableName t = createTable("metrics", F);
     ClusterMetrics m = admin.getClusterMetrics();
-    assertEquals(1, m.getLiveServerMetrics().size(), "live servers: " + m.getLiveServerMetrics());
+    assertEquals(
+        TestTarget.expectedServers(),
+        m.getLiveServerMetrics().size(),
+        "live servers: " + m.getLiveServerMetrics());
     assertNotNull(m.getMasterName());
     assertNotNull(m.getClusterId());
     assertTrue(m.getHBaseVersion().startsWith("2."), m.getHBaseVersion());
-    ServerMetrics server = m.getLiveServerMetrics().values().iterator().next();
-    // HBase reports region loads with the server's next heartbeat, so the new
+    // HBase reports region loads with a server's next heartbeat, so the new
     // table's region may not be listed yet; some region always is.
-    assertFalse(server.getRegionMetrics().isEmpty(), "a live server reports its regions");
+    assertTrue(
+        m.getLiveServerMetrics().values().stream().anyMatch(s -> !s.getRegionMetrics().isEmpty()),
+        "a live server reports its regions");
     assertTrue(admin.tableExists(t));
   }
 }

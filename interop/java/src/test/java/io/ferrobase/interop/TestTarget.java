@@ -68,9 +68,17 @@ public final class TestTarget {
     return instance;
   }
 
-  /** True when the tests run against a real Apache HBase rather than ferrobase. */
+  /**
+   * True when the tests run against an already running server (a real Apache HBase, or a
+   * distributed ferrobase cluster) rather than a ferrobase standalone they start.
+   */
   public static boolean isPeer() {
     return "peer".equalsIgnoreCase(System.getenv().getOrDefault("HBASE_TARGET", "ferrobase"));
+  }
+
+  /** How many region servers the target has: {@code HBASE_SERVERS}, 1 unless set. */
+  public static int expectedServers() {
+    return Integer.parseInt(System.getenv().getOrDefault("HBASE_SERVERS", "1"));
   }
 
   /** {@code host:port} the client bootstraps from. */

@@ -1,0 +1,181 @@
+//! HBase's `AdminService` on the server's port, as the Java `Admin` calls
+//! it on a region server: the online regions, a region's info and
+//! compaction state, a flush that leaves a store file, a major compaction
+//! the client polls until it is done, and bad requests (a family the table
+//! lacks, `hbase:meta`) answered with HBase's exceptions.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use bytes::{Bytes, BytesMut};
+use ferrobase_hbase_wire::frame::{self, AuthMethod, DEFAULT_MAX_FRAME, ResponseFrame};
+use ferrobase_hbase_wire::{RegionName, pb};
+use ferrobase_types::RowMutation;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+struct Admin {
+    s: TcpStream,
+    buf: BytesMut,
+    next_id: u32,
+}
+
+impl Admin {
+    async fn connect(addr: std::net::SocketAddr) -> Admin {
+        let mut s = TcpStream::connect(addr).await.unwrap();
+        let mut out = BytesMut::new();
+        frame::encode_preamble(&mut out, AuthMethod::Simple);
+        let header = pb::ConnectionHeader {
+            service_name: Some("AdminService".into()),
+            ..Default::default()
+        };
+        frame::encode_connection_header(&mut out, &header).unwrap();
+        s.write_all(&out).await.unwrap();
+        Admin {
+            s,
+            buf: BytesMut::new(),
+            next_id: 1,
+        }
+    }
+
+    /// One call, answered before the next is sent.
+    async fn call<M: prost::Message>(&mut self, method: &str, req: &M) -> ResponseFrame {
+        let id = self.next_id;
+        self.next_id += 1;
+        let mut out = BytesMut::new();
+        frame::encode_request(&mut out, id, method, req, None).unwrap();
+        self.s.write_all(&out).await.unwrap();
+        loop {
+            if let Some(r) = frame::decode_response(&mut self.buf, DEFAULT_MAX_FRAME).unwrap() {
+                assert_eq!(r.call_id(), id);
+                return r;
+            }
+            assert!(self.s.read_buf(&mut self.buf).await.unwrap() > 0);
+        }
+    }
+}
+
+fn exception_class(r: &ResponseFrame) -> String {
+    r.header
+        .exception
+        .as_ref()
+        .and_then(|e| e.exception_class_name.clone())
+        .unwrap_or_default()
+}
+
+fn put(row: &str) -> RowMutation {
+    RowMutation::new(Bytes::copy_from_slice(row.as_bytes())).put(
+        Bytes::from_static(b"f"),
+        b"q",
+        b"v",
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flush_compact_and_list_regions() {
+    use pb::get_region_info_response::CompactionState;
+    let dir = tempfile::tempdir().unwrap();
+    let (server, conn) = common::start_on(dir.path(), common::settings()).await;
+    conn.admin()
+        .create_table(&common::table("t", &["f"]), &[])
+        .await
+        .unwrap();
+    let table = conn.table("t");
+    let mut a = Admin::connect(server.addr()).await;
+
+    // The one region of "t" is online here, named as meta names it.
+    let r = a
+        .call("GetOnlineRegion", &pb::GetOnlineRegionRequest {})
+        .await;
+    let online: pb::GetOnlineRegionResponse = r.decode_message().unwrap();
+    assert_eq!(online.region_info.len(), 1);
+    let info = &online.region_info[0];
+    assert_eq!(info.table_name.qualifier, b"t".as_slice());
+    let t = ferrobase_hbase_wire::names::TableName::from_pb(&info.table_name).unwrap();
+    let region = RegionName::new(&t, b"", info.region_id);
+
+    let store_files = |r: ResponseFrame| {
+        let m: pb::GetStoreFileResponse = r.decode_message().unwrap();
+        m.store_file.len()
+    };
+    let list = pb::GetStoreFileRequest {
+        region: region.specifier(),
+        family: vec![],
+    };
+    let flush = pb::FlushRegionRequest {
+        region: region.specifier(),
+        ..Default::default()
+    };
+    // Three flushes of fresh rows: three store files.
+    for round in 0..3 {
+        table.put(put(&format!("r{round}"))).await.unwrap();
+        let r = a.call("FlushRegion", &flush).await;
+        let m: pb::FlushRegionResponse = r.decode_message().unwrap();
+        assert_eq!(m.flushed, Some(true));
+    }
+    assert_eq!(store_files(a.call("GetStoreFile", &list).await), 3);
+
+    // A major compaction answers at once; polled, it ends with one file.
+    let compact = pb::CompactRegionRequest {
+        region: region.specifier(),
+        major: Some(true),
+        family: None,
+    };
+    let r = a.call("CompactRegion", &compact).await;
+    assert!(r.header.exception.is_none(), "{}", exception_class(&r));
+    let state = pb::GetRegionInfoRequest {
+        region: region.specifier(),
+        compaction_state: Some(true),
+        best_split_row: None,
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let r = a.call("GetRegionInfo", &state).await;
+        let m: pb::GetRegionInfoResponse = r.decode_message().unwrap();
+        assert_eq!(m.region_info.region_id, info.region_id);
+        if m.compaction_state() == CompactionState::None {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the compaction never finished");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(store_files(a.call("GetStoreFile", &list).await), 1);
+
+    // The region's load: three writes, one store file.
+    let r = a
+        .call("GetRegionLoad", &pb::GetRegionLoadRequest::default())
+        .await;
+    let m: pb::GetRegionLoadResponse = r.decode_message().unwrap();
+    assert_eq!(m.region_loads.len(), 1);
+    assert_eq!(m.region_loads[0].write_requests_count, Some(3));
+    assert_eq!(m.region_loads[0].storefiles, Some(1));
+
+    // Bad requests: a family "t" lacks, meta, a method not served.
+    let missing = pb::FlushRegionRequest {
+        region: region.specifier(),
+        family: Some(Bytes::from_static(b"nope")),
+        ..Default::default()
+    };
+    let r = a.call("FlushRegion", &missing).await;
+    assert_eq!(
+        exception_class(&r),
+        "org.apache.hadoop.hbase.regionserver.NoSuchColumnFamilyException"
+    );
+    let meta = pb::CompactRegionRequest {
+        region: RegionName::meta().specifier(),
+        major: Some(true),
+        family: None,
+    };
+    let r = a.call("CompactRegion", &meta).await;
+    assert_eq!(
+        exception_class(&r),
+        "org.apache.hadoop.hbase.DoNotRetryIOException"
+    );
+    let r = a.call("StopServer", &pb::GetOnlineRegionRequest {}).await;
+    assert_eq!(
+        exception_class(&r),
+        "org.apache.hadoop.hbase.DoNotRetryIOException"
+    );
+    server.stop().await.unwrap();
+}
