@@ -77,14 +77,15 @@ class SnapshotTest extends InteropTestBase {
       assertTrue(snapshotNames(null).contains(snap));
       assertFalse(snapshotNames(Pattern.compile("no_such_snapshot.*")).contains(snap));
 
-      // Mutate: new values and a deleted row. (Flush and compaction through
-      // the Java Admin are not served yet; the Rust scenario tests cover
-      // restore across both.)
+      // Mutate: new values, a deleted row, a flush and a major compaction
+      // (which HBase starts and answers at once: it may still run below).
       try (Table table = conn.getTable(t)) {
         table.put(new Put(Bytes.toBytes("a00")).addColumn(F, Q, Bytes.toBytes("changed")));
         table.put(new Put(Bytes.toBytes("zz")).addColumn(F, Q, Bytes.toBytes("new")));
         table.delete(new Delete(Bytes.toBytes("b01")));
       }
+      admin.flush(t);
+      admin.majorCompact(t);
       assertFalse(rows(t).equals(atSnapshot));
 
       // A clone reads the snapshot and is independent of its source.
