@@ -97,9 +97,9 @@ impl Master {
         if let Err(e) = snapshot_manifest::end(fs, &layout, name) {
             tracing::warn!(snapshot = name, error = %e, "could not remove the in-progress marker");
         }
-        if taken.is_err() {
-            self.clean_archive();
-        }
+        // Files compactions archived while the marker stood, which the
+        // snapshot does not name (or all of them, when it failed), go now.
+        self.clean_archive();
         let m = taken?;
         tracing::info!(
             snapshot = name,

@@ -12,7 +12,13 @@ use snapshot_common::store_files;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delete_snapshot_frees_only_what_nothing_else_holds() {
     let dir = tempfile::tempdir().unwrap();
-    let (server, conn) = common::start_on(dir.path(), common::settings()).await;
+    // No background compaction: the test counts the files each explicit
+    // flush and major compaction leaves.
+    let settings = ferrobase_types::Settings {
+        compaction_min: 1000,
+        ..common::settings()
+    };
+    let (server, conn) = common::start_on(dir.path(), settings).await;
     let admin = conn.admin();
     admin
         .create_table(&common::table("t", &["f"]), &[])
