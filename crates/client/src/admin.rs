@@ -26,6 +26,10 @@ pub struct TableDescription {
     pub regions: Vec<RegionLocation>,
 }
 
+/// A snapshot as `list_snapshots` shows it: name, table, and when it was
+/// taken (milliseconds since the Unix epoch).
+pub type SnapshotDescription = pb::SnapshotDescription;
+
 /// Cluster load, per server and region.
 pub type ClusterStatus = pb::ClusterStatus;
 
@@ -297,5 +301,76 @@ impl Admin {
             .get_cluster_status(pb::Empty {})
             .await?
             .into_inner())
+    }
+
+    /// Takes snapshot `name` of `table` (HBase's `snapshot`): every write
+    /// acknowledged before the call is in it; its store files are shared
+    /// with the table, not copied.
+    pub async fn snapshot(&self, table: &str, name: &str) -> Result<SnapshotDescription> {
+        Ok(self
+            .inner
+            .active_master()
+            .await?
+            .snapshot(pb::SnapshotRequest {
+                table: table.to_string(),
+                name: name.to_string(),
+            })
+            .await?
+            .into_inner())
+    }
+
+    /// Complete snapshots, sorted by name; with `regex`, those whose whole
+    /// name matches it.
+    pub async fn list_snapshots(&self, regex: Option<&str>) -> Result<Vec<SnapshotDescription>> {
+        Ok(self
+            .inner
+            .active_master()
+            .await?
+            .list_snapshots(pb::ListSnapshotsRequest {
+                regex: regex.unwrap_or_default().to_string(),
+            })
+            .await?
+            .into_inner()
+            .snapshots)
+    }
+
+    /// Deletes a snapshot; its files that nothing else holds are freed.
+    pub async fn delete_snapshot(&self, name: &str) -> Result<()> {
+        self.inner
+            .active_master()
+            .await?
+            .delete_snapshot(pb::SnapshotName {
+                name: name.to_string(),
+            })
+            .await?;
+        Ok(())
+    }
+
+    /// Creates table `table` from snapshot `name` (rows, schema, region
+    /// boundaries); it is independent of the snapshot's table.
+    pub async fn clone_snapshot(&self, name: &str, table: &str) -> Result<()> {
+        self.inner.invalidate(table);
+        self.inner
+            .active_master()
+            .await?
+            .clone_snapshot(pb::CloneSnapshotRequest {
+                name: name.to_string(),
+                table: table.to_string(),
+            })
+            .await?;
+        Ok(())
+    }
+
+    /// Puts the snapshot's table (disabled) back to the snapshot's rows,
+    /// schema and regions; it stays disabled.
+    pub async fn restore_snapshot(&self, name: &str) -> Result<()> {
+        self.inner
+            .active_master()
+            .await?
+            .restore_snapshot(pb::SnapshotName {
+                name: name.to_string(),
+            })
+            .await?;
+        Ok(())
     }
 }

@@ -14,6 +14,7 @@ mod master_cmd;
 mod progress;
 mod regionserver_cmd;
 mod shell_cmd;
+mod snapshot_cmd;
 mod standalone;
 mod storefile_cmd;
 mod thrift_cmd;
@@ -67,6 +68,12 @@ enum Command {
         #[command(subcommand)]
         command: StorefileCommand,
     },
+    /// Table snapshots offline: `export NAME --to ROOT` copies one to
+    /// another storage root (HBase's ExportSnapshot).
+    Snapshot {
+        #[command(subcommand)]
+        command: snapshot_cmd::SnapshotCommand,
+    },
     /// Print every setting with its HBase name, value and meaning.
     Settings {
         /// A TOML settings file to apply first.
@@ -118,6 +125,7 @@ fn main() -> ExitCode {
             StorefileCommand::Meta { file } => storefile_cmd::meta(&file),
             StorefileCommand::Cells { file, values } => storefile_cmd::cells(&file, values),
         },
+        Command::Snapshot { command } => snapshot_cmd::run(command),
         Command::Settings {
             config,
             set,

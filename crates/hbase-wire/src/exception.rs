@@ -73,6 +73,8 @@ classes! {
     NamespaceNotFound => "org.apache.hadoop.hbase.NamespaceNotFoundException", retry: false,
     NamespaceExist => "org.apache.hadoop.hbase.NamespaceExistException", retry: false,
     NoSuchColumnFamily => "org.apache.hadoop.hbase.regionserver.NoSuchColumnFamilyException", retry: false,
+    SnapshotDoesNotExist => "org.apache.hadoop.hbase.snapshot.SnapshotDoesNotExistException", retry: false,
+    SnapshotExists => "org.apache.hadoop.hbase.snapshot.SnapshotExistsException", retry: false,
     /// A family operation that the table's state forbids (e.g. deleting
     /// its last family).
     InvalidFamilyOperation => "org.apache.hadoop.hbase.InvalidFamilyOperationException", retry: false,

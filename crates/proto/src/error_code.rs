@@ -64,6 +64,8 @@ codes! {
     InvalidFilter => "INVALID_FILTER", InvalidArgument, false;
     NamespaceNotFound => "NAMESPACE_NOT_FOUND", NotFound, false;
     NamespaceExists => "NAMESPACE_EXISTS", AlreadyExists, false;
+    SnapshotNotFound => "SNAPSHOT_NOT_FOUND", NotFound, false;
+    SnapshotExists => "SNAPSHOT_EXISTS", AlreadyExists, false;
 }
 
 impl std::fmt::Display for ErrorCode {

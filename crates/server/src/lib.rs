@@ -4,7 +4,7 @@
 //! gRPC services, and standalone mode that runs them all in one process.
 //!
 //! Layout: [`region_server`], [`master`] (with [`assignment`]: reconcile,
-//! balancer, WAL split of dead servers), [`meta`], [`coordination`],
+//! balancer, WAL split of dead servers; [`snapshot`]: table snapshots), [`meta`], [`coordination`],
 //! [`service`], [`standalone`], and distributed mode: [`etcd`] (sessions,
 //! registration, election, remote region servers) and [`distributed`] (the
 //! master and region server processes); helpers [`handler_pool`],
@@ -32,6 +32,7 @@ pub mod rpc_metrics;
 pub mod scanner_leases;
 pub mod service;
 pub mod slow_log;
+pub mod snapshot;
 pub mod split;
 pub mod split_points;
 pub mod standalone;

@@ -1,4 +1,5 @@
-//! The master: DDL, region assignment and cluster status.
+//! The master: DDL, region assignment, cluster status and (in `snapshot`)
+//! table snapshots.
 //!
 //! The master owns the meta (through [`MetaStore`]) and decides which
 //! server holds each region; it reaches region servers only through
@@ -11,6 +12,7 @@ use crate::meta::{MetaStore, TableMeta};
 use crate::split_points;
 use ferrobase_proto::{ErrorCode, pb, schema};
 use ferrobase_storage::RegionInfo;
+use ferrobase_storage::archive;
 use ferrobase_storage::fs::Storage;
 use ferrobase_types::TableDescriptor;
 use parking_lot::Mutex;
@@ -60,7 +62,7 @@ impl Master {
         (dir, data_dir, wal_root): (&Path, &Path, Option<&Path>),
         coordination: Arc<dyn Coordination>,
     ) -> Result<Master> {
-        Ok(Master {
+        let master = Master {
             meta: MetaStore::open(fs.clone(), dir)?,
             fs,
             coordination,
@@ -69,10 +71,12 @@ impl Master {
             data_dir: data_dir.to_path_buf(),
             wal_root: wal_root.map(Path::to_path_buf),
             stopping: std::sync::atomic::AtomicBool::new(false),
-        })
+        };
+        master.recover_snapshots();
+        Ok(master)
     }
 
-    fn assign(&self, t: &TableMeta) -> Result<()> {
+    pub(crate) fn assign(&self, t: &TableMeta) -> Result<()> {
         for r in &t.regions {
             if !self.assignments.lock().contains_key(&r.id) {
                 self.assign_region(&t.descriptor, r)?;
@@ -93,17 +97,20 @@ impl Master {
         Ok(())
     }
 
-    fn table(&self, name: &str) -> Result<TableMeta> {
+    pub(crate) fn table(&self, name: &str) -> Result<TableMeta> {
         self.meta
             .table(name)
             .ok_or_else(|| ServerError::no_table(name))
     }
 
-    fn remove_data(&self, table: &str, regions: &[RegionInfo]) -> Result<()> {
+    /// Removes regions' directories; their store files go through the
+    /// archive (`ferrobase_storage::archive`), which keeps those a snapshot
+    /// holds.
+    pub(crate) fn remove_data(&self, table: &str, regions: &[RegionInfo]) -> Result<()> {
+        let layout = self.snapshot_layout();
         for r in regions {
             let dir = self.data_dir.join(table).join(r.dir_name());
-            self.fs
-                .delete_all(&dir)
+            archive::retire_dir(&*self.fs, &layout, &dir)
                 .map_err(|e| ServerError::new(ErrorCode::Io, format!("removing a region: {e}")))?;
         }
         Ok(())
@@ -323,7 +330,9 @@ impl Master {
                     .join(&t.descriptor.name)
                     .join(r.dir_name())
                     .join(name);
-                let _ = self.fs.delete_all(&dir);
+                if let Err(e) = archive::retire_dir(&*self.fs, &self.snapshot_layout(), &dir) {
+                    tracing::warn!(dir = %self.fs.display(&dir), error = %e, "could not remove a deleted family's files");
+                }
             }
         }
         let new = self.meta.update(|m| {
@@ -385,7 +394,14 @@ impl Master {
             Ok(())
         })?;
         self.remove_data(name, &t.regions)?;
-        let _ = self.fs.delete_all(&self.data_dir.join(name));
+        // Region directories the meta no longer lists (a split or restore
+        // interrupted before its cleanup) may hold files a snapshot needs.
+        let tdir = self.data_dir.join(name);
+        let layout = self.snapshot_layout();
+        for leftover in self.fs.list(&tdir).unwrap_or_default() {
+            let _ = archive::retire_dir(&*self.fs, &layout, &tdir.join(leftover));
+        }
+        let _ = self.fs.delete_all(&tdir);
         Ok(())
     }
 

@@ -126,6 +126,10 @@ async fn transcripts() -> Result<()> {
             "timestamp=NOW",
         ),
         (Regex::new(r"127\.0\.0\.1:\d+")?, "ADDR"),
+        (
+            Regex::new(r"\(20\d\d-\d\d-\d\d \d\d:\d\d:\d\d \+0000\)")?,
+            "(CREATION TIME)",
+        ),
     ];
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/transcripts");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)?

@@ -18,6 +18,8 @@
 //! - a WAL segment is appended to in batches ([`Storage::create_log`]); a
 //!   batch is durable when [`LogWriter::sync`] returns and is read back as
 //!   one byte stream ([`Storage::open_log`]);
+//! - a finished file can be moved ([`Storage::rename`]: the archive of
+//!   store files snapshots still hold, `crate::archive`);
 //! - a WAL directory can be *fenced* ([`Storage::fence_dir`]): after that,
 //!   the [`DirClaim`] its writer holds reports it lost, so a paused server
 //!   that resumes acknowledges nothing more (`docs/failover.md`).
@@ -102,6 +104,17 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// Deletes a directory and everything under it; missing is fine.
     fn delete_all(&self, dir: &Path) -> Result<()>;
 
+    /// Moves a finished file to `to` (replacing any file there), creating
+    /// `to`'s parents. When it returns, the file is whole and durable at
+    /// `to` and gone from `from`. A crash in between leaves it at `from`,
+    /// or at both (never at neither): callers treat a copy left at `from`
+    /// as not yet moved. The default copies then deletes (object stores
+    /// have no rename); a local root renames.
+    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        copy_file(self, from, to)?;
+        self.delete(from)
+    }
+
     /// Creates WAL segment `path` starting with `header`, durably.
     fn create_log(&self, path: &Path, header: &[u8]) -> Result<Box<dyn LogWriter>>;
     /// Reads a WAL segment (or recovered edits file) front to back: the
@@ -132,6 +145,44 @@ pub trait Storage: Send + Sync + fmt::Debug {
     fn reads_are_local(&self) -> bool {
         false
     }
+}
+
+/// Bytes a [`copy_file`] reads and writes at a time.
+const COPY_CHUNK: u64 = 1 << 20;
+
+/// Copies the finished file `from` to `to` on `fs` (replacing any file
+/// there), streaming 1 MiB at a time: `to` appears whole and durably when
+/// this returns, or not at all. Returns the bytes copied.
+pub fn copy_file<S: Storage + ?Sized>(fs: &S, from: &Path, to: &Path) -> Result<u64> {
+    copy_between(fs, from, fs, to, &mut |_| {})
+}
+
+/// Copies the finished file `from` on `src` to `to` on `dst`, as
+/// [`copy_file`] does, calling `progress` with each chunk's length.
+pub fn copy_between<S: Storage + ?Sized, D: Storage + ?Sized>(
+    src: &S,
+    from: &Path,
+    dst: &D,
+    to: &Path,
+    progress: &mut dyn FnMut(u64),
+) -> Result<u64> {
+    let input = src.open(from)?;
+    let len = input.len();
+    let mut out = dst.create(to)?;
+    let mut buf = vec![0u8; COPY_CHUNK.min(len) as usize];
+    let mut offset = 0;
+    while offset < len {
+        let n = COPY_CHUNK.min(len - offset) as usize;
+        let chunk = &mut buf[..n];
+        input
+            .read_exact_at(chunk, offset)
+            .map_err(|e| StorageError::io(src.display(from), e))?;
+        io::Write::write_all(&mut out, chunk).map_err(|e| StorageError::io(dst.display(to), e))?;
+        offset += n as u64;
+        progress(n as u64);
+    }
+    out.finish()?;
+    Ok(len)
 }
 
 /// Opens the storage a `--root` URL names: a plain path or `file://` URL

@@ -15,6 +15,11 @@
 //! - [`compaction`]: which files to merge, and the merge itself;
 //! - [`region`]: put/get/scan/flush/compact of one region, MVCC read points,
 //!   the manifest that publishes file sets atomically;
+//! - [`snapshot_manifest`]: what a table snapshot holds (store files by
+//!   reference, the descriptor, region boundaries) and where snapshots live;
+//! - [`snapshot_export`]: a snapshot copied to another root;
+//! - [`archive`]: store files dropped by a region or a DDL call, deleted
+//!   or kept for the snapshots that hold them;
 //! - [`engine`]: what regions of one process share (settings, WAL, block
 //!   cache, flush and compaction pools, global memstore accounting, stall
 //!   counters).
@@ -23,6 +28,7 @@
 //! from disk: every decoder returns [`StorageError::Corrupt`] naming the
 //! file and offset.
 
+pub mod archive;
 pub mod cache;
 pub mod cell;
 pub mod codec;
@@ -34,6 +40,8 @@ pub mod iter;
 pub mod memstore;
 pub mod region;
 pub mod scanner;
+pub mod snapshot_export;
+pub mod snapshot_manifest;
 pub mod storefile;
 pub mod wal;
 

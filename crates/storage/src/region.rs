@@ -25,10 +25,12 @@ mod write;
 pub use info::RegionInfo;
 pub use read::{Get, RegionScanner, Scan};
 
+use crate::archive;
 use crate::engine::EngineShared;
 use crate::error::{Result, StorageError};
 use crate::fs::Storage;
 use crate::memstore::MemStoreSet;
+use crate::snapshot_manifest::SnapshotLayout;
 use crate::storefile::StoreFileReader;
 use crate::wal::WalEdit;
 use bytes::Bytes;
@@ -123,7 +125,7 @@ impl Region {
                 .get(&family.name)
                 .cloned()
                 .unwrap_or_default();
-            remove_orphans(&*fs, &fdir, &live)?;
+            remove_orphans(&*fs, shared.data_dir(), &fdir, &live)?;
             let mut readers = Vec::new();
             for name in live.iter().rev() {
                 readers.push(StoreFileReader::open_on(
@@ -313,15 +315,25 @@ impl Region {
     }
 }
 
-/// Deletes store files in `dir` that the manifest does not list: outputs of
-/// a flush or compaction that crashed before publishing.
-fn remove_orphans(fs: &dyn Storage, dir: &Path, live: &[String]) -> Result<()> {
-    for name in fs.list(dir)? {
-        if !live.contains(&name) {
-            let path = dir.join(&name);
-            tracing::info!(file = %fs.display(&path), "removing store file not in manifest");
-            fs.delete(&path)?;
-        }
+/// Retires store files in `dir` that the manifest does not list: outputs of
+/// a flush or compaction that crashed before publishing, or compaction
+/// inputs whose retirement a crash interrupted (a snapshot may hold those,
+/// so they go through `crate::archive`, never a plain delete).
+fn remove_orphans(fs: &dyn Storage, data_dir: &Path, dir: &Path, live: &[String]) -> Result<()> {
+    let orphans: Vec<String> = fs
+        .list(dir)?
+        .into_iter()
+        .filter(|n| !live.contains(n))
+        .collect();
+    if orphans.is_empty() {
+        return Ok(());
+    }
+    let layout = SnapshotLayout::for_data_dir(data_dir);
+    let holds = archive::Holds::load(fs, &layout)?;
+    for name in orphans {
+        let path = dir.join(&name);
+        tracing::info!(file = %fs.display(&path), "retiring store file not in manifest");
+        archive::retire(fs, &layout, &holds, &path)?;
     }
     Ok(())
 }

@@ -68,6 +68,22 @@ fn contract(fs: &dyn Storage) {
     assert_eq!(fs.list(p("a")).unwrap(), ["b", "sub", "x"]);
     assert_eq!(fs.list(p("a/sub")).unwrap(), ["deep"]);
 
+    // A move (the snapshot archive): whole at the new name, gone from the
+    // old one, parents made as needed; the copy helper leaves the source.
+    fs.put(p("m/one"), b"moved bytes").unwrap();
+    fs.rename(p("m/one"), p("archive/m/deep/one")).unwrap();
+    assert!(!fs.exists(p("m/one")).unwrap());
+    assert_eq!(
+        fs.read(p("archive/m/deep/one")).unwrap().unwrap(),
+        b"moved bytes"
+    );
+    let copied = ferrobase_storage::fs::copy_file(fs, p("archive/m/deep/one"), p("m/two")).unwrap();
+    assert_eq!(copied, 11);
+    assert_eq!(fs.read(p("m/two")).unwrap().unwrap(), b"moved bytes");
+    assert!(fs.exists(p("archive/m/deep/one")).unwrap());
+    fs.delete_all(p("archive")).unwrap();
+    fs.delete_all(p("m")).unwrap();
+
     // Positional reads, and past the end.
     let r = fs.open(p("a/x")).unwrap();
     assert_eq!((r.len(), r.is_empty()), (5, false));

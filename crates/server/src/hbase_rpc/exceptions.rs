@@ -29,6 +29,8 @@ pub fn class_of(code: ErrorCode) -> ExceptionClass {
         ErrorCode::UnknownScanner => ExceptionClass::UnknownScanner,
         ErrorCode::NamespaceNotFound => ExceptionClass::NamespaceNotFound,
         ErrorCode::NamespaceExists => ExceptionClass::NamespaceExist,
+        ErrorCode::SnapshotNotFound => ExceptionClass::SnapshotDoesNotExist,
+        ErrorCode::SnapshotExists => ExceptionClass::SnapshotExists,
         ErrorCode::Io => ExceptionClass::Io,
         ErrorCode::CellTooLarge
         | ErrorCode::EmptyRow

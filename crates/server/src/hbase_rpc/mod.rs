@@ -524,6 +524,13 @@ impl HBaseRpc {
             "CreateNamespace" => later!(pb::CreateNamespaceRequest, create_namespace),
             "ModifyNamespace" => later!(pb::ModifyNamespaceRequest, modify_namespace),
             "DeleteNamespace" => later!(pb::DeleteNamespaceRequest, delete_namespace),
+            "Snapshot" => later!(pb::SnapshotRequest, snapshot),
+            "IsSnapshotDone" => later!(pb::IsSnapshotDoneRequest, is_snapshot_done),
+            "GetCompletedSnapshots" => {
+                later!(pb::GetCompletedSnapshotsRequest, completed_snapshots)
+            }
+            "DeleteSnapshot" => later!(pb::DeleteSnapshotRequest, delete_snapshot),
+            "RestoreSnapshot" => later!(pb::RestoreSnapshotRequest, restore_snapshot),
             method => {
                 fail(
                     out,

@@ -104,4 +104,36 @@ impl master_server::Master for MasterService {
     async fn get_cluster_status(&self, _req: Request<pb::Empty>) -> R<pb::ClusterStatus> {
         call!(self, |m| Ok(m.cluster_status()))
     }
+
+    async fn snapshot(&self, req: Request<pb::SnapshotRequest>) -> R<pb::SnapshotDescription> {
+        let req = req.into_inner();
+        call!(self, |m| m.snapshot(&req.table, &req.name))
+    }
+
+    async fn list_snapshots(
+        &self,
+        req: Request<pb::ListSnapshotsRequest>,
+    ) -> R<pb::ListSnapshotsResponse> {
+        let regex = req.into_inner().regex;
+        call!(self, |m| m
+            .list_snapshots(Some(&regex))
+            .map(|snapshots| pb::ListSnapshotsResponse { snapshots }))
+    }
+
+    async fn delete_snapshot(&self, req: Request<pb::SnapshotName>) -> R<pb::Empty> {
+        let name = req.into_inner().name;
+        call!(self, |m| m.delete_snapshot(&name).map(|_| pb::Empty {}))
+    }
+
+    async fn clone_snapshot(&self, req: Request<pb::CloneSnapshotRequest>) -> R<pb::Empty> {
+        let req = req.into_inner();
+        call!(self, |m| m
+            .clone_snapshot(&req.name, &req.table)
+            .map(|_| pb::Empty {}))
+    }
+
+    async fn restore_snapshot(&self, req: Request<pb::SnapshotName>) -> R<pb::Empty> {
+        let name = req.into_inner().name;
+        call!(self, |m| m.restore_snapshot(&name).map(|_| pb::Empty {}))
+    }
 }

@@ -5,7 +5,7 @@ use super::{COMMANDS, Reply, arity, closest};
 use crate::value::Value;
 use crate::{ShellError, arg_err};
 
-const GROUPS: &[&str] = &["general", "ddl", "dml", "tools"];
+const GROUPS: &[&str] = &["general", "ddl", "dml", "snapshots", "tools"];
 
 /// Usage text of each command.
 fn usage(name: &str) -> Option<&'static str> {
@@ -36,6 +36,21 @@ fn usage(name: &str) -> Option<&'static str> {
         "is_enabled" => "Is named table enabled? For example:\n  hbase> is_enabled 't1'\n",
         "list" => {
             "List all user tables. Optional regular expression parameter could\nbe used to filter the output. Examples:\n\n  hbase> list\n  hbase> list 'abc.*'\n"
+        }
+        "snapshot" => {
+            "Take a snapshot of specified table. Examples:\n\n  hbase> snapshot 'sourceTable', 'snapshotName'\n"
+        }
+        "list_snapshots" => {
+            "List all snapshots taken (by printing the names and relative information).\nOptional regular expression parameter could be used to filter the output\nby snapshot name.\n\nExamples:\n  hbase> list_snapshots\n  hbase> list_snapshots 'abc.*'\n"
+        }
+        "delete_snapshot" => {
+            "Delete a specified snapshot. Examples:\n\n  hbase> delete_snapshot 'snapshotName'\n"
+        }
+        "clone_snapshot" => {
+            "Create a new table by cloning the snapshot content (rows, schema and\nregion boundaries). The clone holds its own copy of the snapshot's files,\nso it is independent of the original table and of the snapshot.\n\nExamples:\n  hbase> clone_snapshot 'snapshotName', 'tableName'\n"
+        }
+        "restore_snapshot" => {
+            "Restore a specified snapshot.\nThe restore will replace the content of the original table,\nbringing back the content to the snapshot state.\nThe table must be disabled.\n\nExamples:\n  hbase> restore_snapshot 'snapshotName'\n"
         }
         "append" => {
             "Appends a cell 'value' at specified table/row/column coordinates.\n\n  hbase> append 't1', 'r1', 'c1', 'value'\n"

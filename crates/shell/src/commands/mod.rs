@@ -2,7 +2,8 @@
 //! argument helpers commands share (table name, `family:qualifier`).
 //!
 //! Each submodule owns one group: [`ddl`] (tables and families), [`dml`]
-//! (writes and counters), [`read`] (get, scan, count), [`tools`] (flush,
+//! (writes and counters), [`read`] (get, scan, count), [`snapshot`]
+//! (snapshot, list, delete, clone, restore), [`tools`] (flush,
 //! compaction, split, status, version, whoami) and [`help`]. Commands
 //! write their output to a string; the session prints it.
 
@@ -10,6 +11,7 @@ pub mod ddl;
 pub mod dml;
 pub mod help;
 pub mod read;
+pub mod snapshot;
 pub mod tools;
 
 use crate::parser::Command;
@@ -71,6 +73,11 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("incr", "dml"),
     ("put", "dml"),
     ("scan", "dml"),
+    ("clone_snapshot", "snapshots"),
+    ("delete_snapshot", "snapshots"),
+    ("list_snapshots", "snapshots"),
+    ("restore_snapshot", "snapshots"),
+    ("snapshot", "snapshots"),
     ("compact", "tools"),
     ("flush", "tools"),
     ("major_compact", "tools"),
@@ -106,6 +113,11 @@ pub async fn run(shell: &mut Shell, cmd: &Command, out: &mut String) -> Result<R
         "get" => read::get(shell, a, out).await,
         "scan" => read::scan(shell, a, out).await,
         "count" => read::count(shell, a, out).await,
+        "snapshot" => snapshot::snapshot(shell, a).await,
+        "list_snapshots" => snapshot::list_snapshots(shell, a, out).await,
+        "delete_snapshot" => snapshot::delete_snapshot(shell, a).await,
+        "clone_snapshot" => snapshot::clone_snapshot(shell, a).await,
+        "restore_snapshot" => snapshot::restore_snapshot(shell, a).await,
         "flush" => tools::flush(shell, a).await,
         "compact" => tools::compact(shell, a, false).await,
         "major_compact" => tools::compact(shell, a, true).await,

@@ -195,6 +195,15 @@ impl Storage for LocalFs {
         }
     }
 
+    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        let (src, dst) = (self.resolve(from), self.resolve(to));
+        with_parents(&dst, || fs::rename(&src, &dst)).map_err(|e| StorageError::io(&src, e))?;
+        // Both directories: the new name must survive a crash, and the old
+        // one must not come back beside it.
+        sync_parent(&dst)?;
+        sync_parent(&src)
+    }
+
     fn create_log(&self, path: &Path, header: &[u8]) -> Result<Box<dyn LogWriter>> {
         let path = self.resolve(path);
         let open = || OpenOptions::new().write(true).create_new(true).open(&path);

@@ -170,6 +170,19 @@ impl Storage for S3Fs {
         )
     }
 
+    /// A server-side copy (S3 `CopyObject`: no bytes through this process)
+    /// then a delete; a copy S3 refuses (objects over 5 GiB) is streamed
+    /// instead.
+    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        let (src, dst) = (self.key(from)?, self.key(to)?);
+        let (op, s, d) = (self.client.op.clone(), src.clone(), dst.clone());
+        if let Err(e) = self.call(&src, async move { op.copy(&s, &d).await }) {
+            tracing::debug!(error = %e, "server-side copy refused; streaming the object");
+            super::copy_file(self, from, to)?;
+        }
+        self.delete(from)
+    }
+
     fn create_log(&self, path: &Path, header: &[u8]) -> Result<Box<dyn LogWriter>> {
         let seg = self.key(path)?;
         let key = log::chunk_key(&seg, 0);

@@ -1,14 +1,17 @@
 //! Compaction of a region's stores: select, merge into a temp file, publish
-//! the swap of inputs for output in the manifest, then delete the inputs.
+//! the swap of inputs for output in the manifest, then retire the inputs
+//! (deleted, or archived while a snapshot holds them: `crate::archive`).
 //!
 //! Flushes may add files while a compaction runs; the swap is computed
 //! against the file list *at publish time*, so those files are kept.
 
 use super::{Region, manifest::Manifest};
+use crate::archive;
 use crate::compaction::{CompactionKind, compact_into, select_minor, throttle};
 use crate::error::{Result, StorageError};
 use crate::iter::CellIterator;
 use crate::scanner::MergingIterator;
+use crate::snapshot_manifest::SnapshotLayout;
 use crate::storefile::{StoreFileReader, StoreFileWriter};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -247,10 +250,22 @@ impl Region {
                 self.info.name()
             )));
         }
-        for f in &inputs {
-            f.evict_from_cache();
-            if let Err(e) = self.fs.delete(f.path()) {
-                tracing::warn!(file = %self.fs.display(f.path()), error = %e, "could not delete compacted file");
+        // Read only now, after the manifest without the inputs is
+        // published: see `crate::archive` for why that order is safe.
+        let layout = SnapshotLayout::for_data_dir(self.shared.data_dir());
+        match archive::Holds::load(&*self.fs, &layout) {
+            Ok(holds) => {
+                for f in &inputs {
+                    f.evict_from_cache();
+                    if let Err(e) = archive::retire(&*self.fs, &layout, &holds, f.path()) {
+                        tracing::warn!(file = %self.fs.display(f.path()), error = %e, "could not retire compacted file");
+                    }
+                }
+            }
+            // Kept in place: the next open of the region retires them as
+            // files its manifest does not list.
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the snapshots; keeping compaction inputs")
             }
         }
         self.shared.compacted(bytes_in, info.length);

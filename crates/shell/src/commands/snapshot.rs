@@ -1,0 +1,92 @@
+//! Snapshot commands: snapshot, list_snapshots, delete_snapshot,
+//! clone_snapshot, restore_snapshot (HBase's `snapshots` group).
+//!
+//! Each is one Admin call; the master does the work (flush, manifest,
+//! archive). This module only checks arguments and lays out the listing
+//! as HBase's shell does.
+
+use super::{Reply, arity, table_name};
+use crate::format::iso_timestamp;
+use crate::session::Shell;
+use crate::value::Value;
+use crate::{ShellError, arg_err};
+
+/// The snapshot name, the argument at `index`.
+fn snapshot_name(command: &str, args: &[Value], index: usize) -> Result<String, ShellError> {
+    match args.get(index) {
+        None => arg_err(format!("{command} needs a snapshot name")),
+        Some(v @ (Value::Str(_) | Value::Word(_))) => v.text("snapshot name"),
+        Some(v) => arg_err(format!(
+            "snapshot name must be a string, not {}",
+            v.describe()
+        )),
+    }
+}
+
+/// `snapshot 'table', 'name'`.
+pub async fn snapshot(shell: &mut Shell, args: &[Value]) -> Result<Reply, ShellError> {
+    arity("snapshot", args, 2..=2)?;
+    let table = table_name("snapshot", args)?;
+    let name = snapshot_name("snapshot", args, 1)?;
+    shell.admin.snapshot(&table, &name).await?;
+    Ok(Reply::timed())
+}
+
+/// `list_snapshots ['regex']`: `SNAPSHOT  TABLE + CREATION TIME`, the time
+/// as Ruby's `Time#to_s` prints it (UTC here).
+pub async fn list_snapshots(
+    shell: &mut Shell,
+    args: &[Value],
+    out: &mut String,
+) -> Result<Reply, ShellError> {
+    arity("list_snapshots", args, 0..=1)?;
+    let pattern = match args.first() {
+        Some(v) => Some(v.text("the snapshot name pattern")?),
+        None => None,
+    };
+    let snapshots = shell.admin.list_snapshots(pattern.as_deref()).await?;
+    shell.fmt.header("SNAPSHOT", "TABLE + CREATION TIME", out);
+    for s in &snapshots {
+        let iso = iso_timestamp(s.created_ms);
+        let time = iso.get(..19).unwrap_or(&iso).replace('T', " ");
+        shell
+            .fmt
+            .row(&s.name, &format!("{} ({time} +0000)", s.table), out);
+    }
+    crate::format::rows(snapshots.len() as u64, out);
+    let quoted: Vec<String> = snapshots
+        .iter()
+        .map(|s| format!("\"{}\"", s.name))
+        .collect();
+    Ok(Reply::value(format!("[{}]", quoted.join(", "))))
+}
+
+/// `delete_snapshot 'name'`.
+pub async fn delete_snapshot(shell: &mut Shell, args: &[Value]) -> Result<Reply, ShellError> {
+    arity("delete_snapshot", args, 1..=1)?;
+    let name = snapshot_name("delete_snapshot", args, 0)?;
+    shell.admin.delete_snapshot(&name).await?;
+    Ok(Reply::timed())
+}
+
+/// `clone_snapshot 'name', 'table'`.
+pub async fn clone_snapshot(shell: &mut Shell, args: &[Value]) -> Result<Reply, ShellError> {
+    arity("clone_snapshot", args, 2..=2)?;
+    let name = snapshot_name("clone_snapshot", args, 0)?;
+    let table = match &args[1] {
+        v @ (Value::Str(_) | Value::Word(_)) => v.text("table name")?,
+        v => {
+            return arg_err(format!("table name must be a string, not {}", v.describe()));
+        }
+    };
+    shell.admin.clone_snapshot(&name, &table).await?;
+    Ok(Reply::timed())
+}
+
+/// `restore_snapshot 'name'` (the table must be disabled).
+pub async fn restore_snapshot(shell: &mut Shell, args: &[Value]) -> Result<Reply, ShellError> {
+    arity("restore_snapshot", args, 1..=1)?;
+    let name = snapshot_name("restore_snapshot", args, 0)?;
+    shell.admin.restore_snapshot(&name).await?;
+    Ok(Reply::timed())
+}
