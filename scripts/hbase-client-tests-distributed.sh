@@ -61,7 +61,7 @@ done
 
 echo "== HBase Java client tests against a distributed ferrobase: master 127.0.0.1:$master_port, 2 region servers"
 code=0
-HBASE_TARGET=peer HBASE_SERVERS=2 HBASE_BOOTSTRAP="127.0.0.1:$master_port" \
+HBASE_TARGET=peer HBASE_SERVERS=2 HBASE_BOOTSTRAP="127.0.0.1:$master_port" FERROBASE_BIN= \
   scripts/hbase-client-tests.sh "$@" || code=$?
 if [ "$code" -ne 0 ]; then
   for f in "$work"/master.log "$work"/rs*.log; do
