@@ -484,10 +484,7 @@ fn namespace_name(name: &str) -> pb::NamespaceName {
 fn namespace_pb(name: &str, config: &BTreeMap<String, String>) -> pb::NamespaceDescriptor {
     pb::NamespaceDescriptor {
         name: name.to_string(),
-        config: config
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
+        config: config.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
     }
 }
 

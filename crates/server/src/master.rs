@@ -266,10 +266,19 @@ impl Master {
                 ));
             }
             let prefix = format!("{name}:");
-            if m.tables.keys().any(|t| t.starts_with(&prefix)) {
+            let tables: Vec<&str> = m
+                .tables
+                .keys()
+                .filter(|t| t.starts_with(&prefix))
+                .map(String::as_str)
+                .collect();
+            if !tables.is_empty() {
                 return Err(ServerError::new(
                     ErrorCode::InvalidRequest,
-                    format!("namespace '{name}' has tables: drop them first"),
+                    format!(
+                        "namespace '{name}' has tables ({}): drop them first",
+                        tables.join(", ")
+                    ),
                 ));
             }
             m.namespaces.remove(name);

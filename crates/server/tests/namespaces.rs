@@ -105,7 +105,13 @@ async fn namespaces() {
         admin.list_namespace_tables("default").await.unwrap(),
         ["plain"]
     );
-    assert!(admin.list_namespace_tables("hbase").await.unwrap().is_empty());
+    assert!(
+        admin
+            .list_namespace_tables("hbase")
+            .await
+            .unwrap()
+            .is_empty()
+    );
     let t = conn.table("ns1:a");
     t.put(RowMutation::new("r").put("f", "q", "v"))
         .await

@@ -43,7 +43,9 @@ fn usage(name: &str) -> Option<&'static str> {
         "create_namespace" => {
             "Create namespace; pass namespace name,\nand optionally a dictionary of namespace configuration.\nExamples:\n\n  hbase> create_namespace 'ns1'\n  hbase> create_namespace 'ns1', {'PROPERTY_NAME'=>'PROPERTY_VALUE'}\n"
         }
-        "describe_namespace" => "Describe the named namespace. For example:\n  hbase> describe_namespace 'ns1'\n",
+        "describe_namespace" => {
+            "Describe the named namespace. For example:\n  hbase> describe_namespace 'ns1'\n"
+        }
         "drop_namespace" => {
             "Drop the named namespace. The namespace must be empty.\n  hbase> drop_namespace 'ns1'\n"
         }

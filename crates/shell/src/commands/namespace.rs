@@ -77,7 +77,10 @@ pub async fn alter_namespace(shell: &mut Shell, args: &[Value]) -> Result<Reply,
         match d.get("METHOD").map(|m| m.text("METHOD")).transpose()? {
             Some(m) if m == "set" => {}
             Some(m) if m == "unset" => {
-                d.check_keys("alter_namespace with METHOD => 'unset'", &["METHOD", "NAME"])?;
+                d.check_keys(
+                    "alter_namespace with METHOD => 'unset'",
+                    &["METHOD", "NAME"],
+                )?;
                 if d.get("NAME").is_none() {
                     return arg_err(
                         "alter_namespace with METHOD => 'unset' needs NAME => 'KEY' (the key to remove)",
