@@ -7,6 +7,7 @@ use crate::error::{ClientError, Result};
 use bytes::Bytes;
 use ferrobase_proto::{pb, schema};
 use ferrobase_types::{FamilyDescriptor, TableDescriptor};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Pre-split algorithms (HBase's `SPLITALGO`).
@@ -372,5 +373,124 @@ impl Admin {
             })
             .await?;
         Ok(())
+    }
+
+    /// Creates namespace `name` with its configuration (HBase's
+    /// `create_namespace`); tables `name:t` can then be created in it.
+    /// Fails with `NAMESPACE_EXISTS` when it exists (`default` and `hbase`
+    /// always do) and `INVALID_REQUEST` for a name that is not letters,
+    /// digits and `_`.
+    pub async fn create_namespace(
+        &self,
+        name: &str,
+        config: &BTreeMap<String, String>,
+    ) -> Result<()> {
+        self.inner
+            .active_master()
+            .await?
+            .create_namespace(namespace_pb(name, config))
+            .await?;
+        Ok(())
+    }
+
+    /// Replaces the whole configuration of namespace `name` with `config`
+    /// (HBase's `modifyNamespace`; read it with
+    /// [`describe_namespace`](Admin::describe_namespace) to change one key).
+    /// Fails with `NAMESPACE_NOT_FOUND` for an unknown namespace and
+    /// `INVALID_REQUEST` for `default` and `hbase`.
+    pub async fn modify_namespace(
+        &self,
+        name: &str,
+        config: &BTreeMap<String, String>,
+    ) -> Result<()> {
+        self.inner
+            .active_master()
+            .await?
+            .modify_namespace(namespace_pb(name, config))
+            .await?;
+        Ok(())
+    }
+
+    /// Deletes namespace `name`. Fails with `NAMESPACE_NOT_FOUND` for an
+    /// unknown namespace and `INVALID_REQUEST` when it still has tables or
+    /// is `default` or `hbase`.
+    pub async fn delete_namespace(&self, name: &str) -> Result<()> {
+        self.inner
+            .active_master()
+            .await?
+            .delete_namespace(namespace_name(name))
+            .await?;
+        Ok(())
+    }
+
+    /// The configuration of namespace `name` (`NAMESPACE_NOT_FOUND` when
+    /// it does not exist).
+    pub async fn describe_namespace(&self, name: &str) -> Result<NamespaceDescription> {
+        let d = self
+            .inner
+            .active_master()
+            .await?
+            .describe_namespace(namespace_name(name))
+            .await?
+            .into_inner();
+        Ok(namespace_from_pb(d))
+    }
+
+    /// Every namespace, `default` and `hbase` included, sorted by name.
+    pub async fn list_namespaces(&self) -> Result<Vec<NamespaceDescription>> {
+        let r = self
+            .inner
+            .active_master()
+            .await?
+            .list_namespaces(pb::Empty {})
+            .await?
+            .into_inner();
+        let mut all: Vec<_> = r.namespaces.into_iter().map(namespace_from_pb).collect();
+        all.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(all)
+    }
+
+    /// The tables of namespace `name`, by full name (`ns:t`; tables of
+    /// `default` have no prefix), sorted (`NAMESPACE_NOT_FOUND` when it
+    /// does not exist).
+    pub async fn list_namespace_tables(&self, name: &str) -> Result<Vec<String>> {
+        let mut names = self
+            .inner
+            .active_master()
+            .await?
+            .list_namespace_tables(namespace_name(name))
+            .await?
+            .into_inner()
+            .names;
+        names.sort();
+        Ok(names)
+    }
+}
+
+/// A namespace as `describe_namespace` shows it: its name and
+/// configuration (HBase's `NamespaceDescriptor`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NamespaceDescription {
+    pub name: String,
+    pub config: BTreeMap<String, String>,
+}
+
+fn namespace_name(name: &str) -> pb::NamespaceName {
+    pb::NamespaceName {
+        name: name.to_string(),
+    }
+}
+
+fn namespace_pb(name: &str, config: &BTreeMap<String, String>) -> pb::NamespaceDescriptor {
+    pb::NamespaceDescriptor {
+        name: name.to_string(),
+        config: config.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+    }
+}
+
+fn namespace_from_pb(d: pb::NamespaceDescriptor) -> NamespaceDescription {
+    NamespaceDescription {
+        name: d.name,
+        config: d.config.into_iter().collect(),
     }
 }

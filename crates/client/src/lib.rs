@@ -31,7 +31,10 @@ pub mod read;
 pub mod scanner;
 pub mod table;
 
-pub use admin::{Admin, ClusterStatus, SnapshotDescription, SplitAlgorithm, TableDescription};
+pub use admin::{
+    Admin, ClusterStatus, NamespaceDescription, SnapshotDescription, SplitAlgorithm,
+    TableDescription,
+};
 pub use buffered_mutator::{BufferedMutator, MutationErrors, MutationFailure};
 pub use connection::{Connection, RegionLocation};
 pub use error::{ClientError, Result};

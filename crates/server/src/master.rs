@@ -23,6 +23,11 @@ use std::sync::Arc;
 /// Namespaces that always exist.
 pub const BUILTIN_NAMESPACES: [&str; 2] = ["default", "hbase"];
 
+/// The namespace of a table name: the part before `:`, or `default`.
+pub fn namespace_of(table: &str) -> &str {
+    table.split_once(':').map_or("default", |(ns, _)| ns)
+}
+
 /// The master.
 pub struct Master {
     pub(crate) meta: MetaStore,
@@ -138,6 +143,15 @@ impl Master {
                     format!("table '{name}' already exists"),
                 ));
             }
+            // Checked under the DDL lock so that a concurrent
+            // delete_namespace cannot leave the table without one.
+            let ns = namespace_of(&name);
+            if !BUILTIN_NAMESPACES.contains(&ns) && !m.namespaces.contains_key(ns) {
+                return Err(ServerError::new(
+                    ErrorCode::NamespaceNotFound,
+                    format!("namespace '{ns}' does not exist (table '{name}')"),
+                ));
+            }
             let t = TableMeta {
                 regions: regions_for(m, &name, &keys),
                 descriptor,
@@ -172,6 +186,23 @@ impl Master {
             all.entry(builtin.to_string()).or_default();
         }
         all
+    }
+
+    /// The tables of namespace `ns` (full names, `ns:t`; a `default` table
+    /// has no prefix), sorted.
+    pub fn namespace_tables(&self, ns: &str) -> Result<Vec<String>> {
+        let m = self.meta.snapshot();
+        if !BUILTIN_NAMESPACES.contains(&ns) && !m.namespaces.contains_key(ns) {
+            return Err(ServerError::new(
+                ErrorCode::NamespaceNotFound,
+                format!("namespace '{ns}' does not exist"),
+            ));
+        }
+        Ok(m.tables
+            .keys()
+            .filter(|t| namespace_of(t) == ns)
+            .cloned()
+            .collect())
     }
 
     /// Creates a namespace.
@@ -235,10 +266,19 @@ impl Master {
                 ));
             }
             let prefix = format!("{name}:");
-            if m.tables.keys().any(|t| t.starts_with(&prefix)) {
+            let tables: Vec<&str> = m
+                .tables
+                .keys()
+                .filter(|t| t.starts_with(&prefix))
+                .map(String::as_str)
+                .collect();
+            if !tables.is_empty() {
                 return Err(ServerError::new(
                     ErrorCode::InvalidRequest,
-                    format!("namespace '{name}' has tables: drop them first"),
+                    format!(
+                        "namespace '{name}' has tables ({}): drop them first",
+                        tables.join(", ")
+                    ),
                 ));
             }
             m.namespaces.remove(name);

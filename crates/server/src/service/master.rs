@@ -1,7 +1,9 @@
 //! The `Master` gRPC service over [`Master`].
 
 use super::blocking;
+use crate::error::ServerError;
 use crate::master::Master;
+use ferrobase_proto::ErrorCode;
 use ferrobase_proto::pb::{self, master_server};
 use std::sync::Arc;
 use tonic::{Request, Response, Status};
@@ -135,5 +137,64 @@ impl master_server::Master for MasterService {
     async fn restore_snapshot(&self, req: Request<pb::SnapshotName>) -> R<pb::Empty> {
         let name = req.into_inner().name;
         call!(self, |m| m.restore_snapshot(&name).map(|_| pb::Empty {}))
+    }
+
+    async fn create_namespace(&self, req: Request<pb::NamespaceDescriptor>) -> R<pb::Empty> {
+        let req = req.into_inner();
+        call!(self, |m| m
+            .create_namespace(&req.name, req.config.into_iter().collect())
+            .map(|_| pb::Empty {}))
+    }
+
+    async fn modify_namespace(&self, req: Request<pb::NamespaceDescriptor>) -> R<pb::Empty> {
+        let req = req.into_inner();
+        call!(self, |m| m
+            .modify_namespace(&req.name, req.config.into_iter().collect())
+            .map(|_| pb::Empty {}))
+    }
+
+    async fn delete_namespace(&self, req: Request<pb::NamespaceName>) -> R<pb::Empty> {
+        let name = req.into_inner().name;
+        call!(self, |m| m.delete_namespace(&name).map(|_| pb::Empty {}))
+    }
+
+    async fn describe_namespace(
+        &self,
+        req: Request<pb::NamespaceName>,
+    ) -> R<pb::NamespaceDescriptor> {
+        let name = req.into_inner().name;
+        call!(self, |m| match m.namespaces().remove(&name) {
+            Some(config) => Ok(pb::NamespaceDescriptor {
+                name,
+                config: config.into_iter().collect(),
+            }),
+            None => Err(ServerError::new(
+                ErrorCode::NamespaceNotFound,
+                format!("namespace '{name}' does not exist"),
+            )),
+        })
+    }
+
+    async fn list_namespaces(&self, _req: Request<pb::Empty>) -> R<pb::ListNamespacesResponse> {
+        call!(self, |m| Ok(pb::ListNamespacesResponse {
+            namespaces: m
+                .namespaces()
+                .into_iter()
+                .map(|(name, config)| pb::NamespaceDescriptor {
+                    name,
+                    config: config.into_iter().collect(),
+                })
+                .collect(),
+        }))
+    }
+
+    async fn list_namespace_tables(
+        &self,
+        req: Request<pb::NamespaceName>,
+    ) -> R<pb::ListTablesResponse> {
+        let name = req.into_inner().name;
+        call!(self, |m| m
+            .namespace_tables(&name)
+            .map(|names| pb::ListTablesResponse { names }))
     }
 }

@@ -5,7 +5,7 @@ use super::{COMMANDS, Reply, arity, closest};
 use crate::value::Value;
 use crate::{ShellError, arg_err};
 
-const GROUPS: &[&str] = &["general", "ddl", "dml", "snapshots", "tools"];
+const GROUPS: &[&str] = &["general", "ddl", "namespace", "dml", "snapshots", "tools"];
 
 /// Usage text of each command.
 fn usage(name: &str) -> Option<&'static str> {
@@ -36,6 +36,24 @@ fn usage(name: &str) -> Option<&'static str> {
         "is_enabled" => "Is named table enabled? For example:\n  hbase> is_enabled 't1'\n",
         "list" => {
             "List all user tables. Optional regular expression parameter could\nbe used to filter the output. Examples:\n\n  hbase> list\n  hbase> list 'abc.*'\n"
+        }
+        "alter_namespace" => {
+            "Alter namespace properties.\n\nTo add/modify a property:\n\n  hbase> alter_namespace 'ns1', {METHOD => 'set', 'PROPERTY_NAME' => 'PROPERTY_VALUE'}\n\nTo delete a property:\n\n  hbase> alter_namespace 'ns1', {METHOD => 'unset', NAME=>'PROPERTY_NAME'}\n"
+        }
+        "create_namespace" => {
+            "Create namespace; pass namespace name,\nand optionally a dictionary of namespace configuration.\nExamples:\n\n  hbase> create_namespace 'ns1'\n  hbase> create_namespace 'ns1', {'PROPERTY_NAME'=>'PROPERTY_VALUE'}\n"
+        }
+        "describe_namespace" => {
+            "Describe the named namespace. For example:\n  hbase> describe_namespace 'ns1'\n"
+        }
+        "drop_namespace" => {
+            "Drop the named namespace. The namespace must be empty.\n  hbase> drop_namespace 'ns1'\n"
+        }
+        "list_namespace" => {
+            "List all namespaces in hbase. Optional regular expression parameter could\nbe used to filter the output. Examples:\n\n  hbase> list_namespace\n  hbase> list_namespace 'abc.*'\n"
+        }
+        "list_namespace_tables" => {
+            "List all tables that are members of the namespace.\nExamples:\n\n  hbase> list_namespace_tables 'ns1'\n"
         }
         "snapshot" => {
             "Take a snapshot of specified table. Examples:\n\n  hbase> snapshot 'sourceTable', 'snapshotName'\n"

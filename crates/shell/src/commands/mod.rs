@@ -2,7 +2,8 @@
 //! argument helpers commands share (table name, `family:qualifier`).
 //!
 //! Each submodule owns one group: [`ddl`] (tables and families), [`dml`]
-//! (writes and counters), [`read`] (get, scan, count), [`snapshot`]
+//! (writes and counters), [`namespace`] (create, alter, describe, list,
+//! drop namespaces), [`read`] (get, scan, count), [`snapshot`]
 //! (snapshot, list, delete, clone, restore), [`tools`] (flush,
 //! compaction, split, status, version, whoami) and [`help`]. Commands
 //! write their output to a string; the session prints it.
@@ -10,6 +11,7 @@
 pub mod ddl;
 pub mod dml;
 pub mod help;
+pub mod namespace;
 pub mod read;
 pub mod snapshot;
 pub mod tools;
@@ -73,6 +75,12 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("incr", "dml"),
     ("put", "dml"),
     ("scan", "dml"),
+    ("alter_namespace", "namespace"),
+    ("create_namespace", "namespace"),
+    ("describe_namespace", "namespace"),
+    ("drop_namespace", "namespace"),
+    ("list_namespace", "namespace"),
+    ("list_namespace_tables", "namespace"),
     ("clone_snapshot", "snapshots"),
     ("delete_snapshot", "snapshots"),
     ("list_snapshots", "snapshots"),
@@ -113,6 +121,12 @@ pub async fn run(shell: &mut Shell, cmd: &Command, out: &mut String) -> Result<R
         "get" => read::get(shell, a, out).await,
         "scan" => read::scan(shell, a, out).await,
         "count" => read::count(shell, a, out).await,
+        "create_namespace" => namespace::create_namespace(shell, a).await,
+        "alter_namespace" => namespace::alter_namespace(shell, a).await,
+        "describe_namespace" => namespace::describe_namespace(shell, a, out).await,
+        "list_namespace" => namespace::list_namespace(shell, a, out).await,
+        "list_namespace_tables" => namespace::list_namespace_tables(shell, a, out).await,
+        "drop_namespace" => namespace::drop_namespace(shell, a).await,
         "snapshot" => snapshot::snapshot(shell, a).await,
         "list_snapshots" => snapshot::list_snapshots(shell, a, out).await,
         "delete_snapshot" => snapshot::delete_snapshot(shell, a).await,
