@@ -156,6 +156,10 @@ async fn registry_and_client_meta_service() {
 async fn master_service_lists_tables() {
     let dir = tempfile::tempdir().unwrap();
     let (server, conn) = common::start_on(dir.path(), common::settings()).await;
+    conn.admin()
+        .create_namespace("ns1", &Default::default())
+        .await
+        .unwrap();
     for name in ["t1", "ns1:t2"] {
         conn.admin()
             .create_table(&common::table(name, &["f"]), &[])
