@@ -180,12 +180,8 @@ impl SnapshotManifest {
     /// no manifest or the whole one.
     pub fn store(&self, fs: &dyn Storage, layout: &SnapshotLayout) -> Result<()> {
         validate_name(&self.name)?;
-        let json = serde_json::to_vec(self)
+        let out = crate::checksummed_json::encode(HEADER, self)
             .map_err(|e| StorageError::InvalidRequest(format!("snapshot encode: {e}")))?;
-        let mut out = Vec::with_capacity(json.len() + 32);
-        out.extend_from_slice(HEADER.as_bytes());
-        out.extend_from_slice(&json);
-        out.extend_from_slice(format!("\n{:08x}\n", crc32c::crc32c(&json)).as_bytes());
         fs.put(&layout.manifest_path(&self.name), &out)
     }
 
@@ -214,22 +210,7 @@ impl SnapshotManifest {
 }
 
 fn decode(bytes: &[u8]) -> std::result::Result<SnapshotManifest, (u64, String)> {
-    let body = bytes.strip_prefix(HEADER.as_bytes()).ok_or((
-        0,
-        "missing 'FBSNAPSHOT v1' header (unknown format or version)".to_string(),
-    ))?;
-    let mut lines = body.split(|&b| b == b'\n');
-    let json = lines.next().unwrap_or_default();
-    let crc_text = lines.next().unwrap_or_default();
-    let offset = (HEADER.len() + json.len() + 1) as u64;
-    let crc = std::str::from_utf8(crc_text)
-        .ok()
-        .and_then(|t| u32::from_str_radix(t, 16).ok())
-        .ok_or((offset, "missing checksum line".to_string()))?;
-    if crc32c::crc32c(json) != crc {
-        return Err((HEADER.len() as u64, "checksum mismatch".to_string()));
-    }
-    serde_json::from_slice(json).map_err(|e| (HEADER.len() as u64, format!("bad JSON: {e}")))
+    crate::checksummed_json::decode(HEADER, "JSON", bytes)
 }
 
 /// Names of the complete snapshots, sorted.

@@ -140,33 +140,13 @@ impl Manifest {
     }
 
     fn decode(text: &[u8]) -> std::result::Result<Manifest, (u64, String)> {
-        let body = text.strip_prefix(HEADER.as_bytes()).ok_or((
-            0,
-            "missing 'FBMANIFEST v1' header (unknown format or version)".to_string(),
-        ))?;
-        let mut lines = body.split(|&b| b == b'\n');
-        let json = lines.next().unwrap_or_default();
-        let crc_text = lines.next().unwrap_or_default();
-        let offset = (HEADER.len() + json.len() + 1) as u64;
-        let crc = std::str::from_utf8(crc_text)
-            .ok()
-            .and_then(|t| u32::from_str_radix(t, 16).ok())
-            .ok_or((offset, "missing checksum line".to_string()))?;
-        if crc32c::crc32c(json) != crc {
-            return Err((HEADER.len() as u64, "checksum mismatch".to_string()));
-        }
-        serde_json::from_slice(json)
-            .map_err(|e| (HEADER.len() as u64, format!("bad manifest JSON: {e}")))
+        crate::checksummed_json::decode(HEADER, "manifest JSON", text)
     }
 
     /// Atomically replaces `dir/MANIFEST.<epoch>` with this manifest.
     pub fn store(&self, fs: &dyn Storage, dir: &Path, epoch: u64) -> Result<()> {
-        let json = serde_json::to_vec(self)
+        let out = crate::checksummed_json::encode(HEADER, self)
             .map_err(|e| StorageError::InvalidRequest(format!("manifest encode: {e}")))?;
-        let mut out = Vec::with_capacity(json.len() + 32);
-        out.extend_from_slice(HEADER.as_bytes());
-        out.extend_from_slice(&json);
-        out.extend_from_slice(format!("\n{:08x}\n", crc32c::crc32c(&json)).as_bytes());
         fs.put(&dir.join(file_name(epoch)), &out)
     }
 }
