@@ -7,12 +7,19 @@
 //! and writes succeed again.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod standalone;
+
 use bytes::Bytes;
 use ferrobase_client::Connection;
 use ferrobase_types::{Durability, FamilyDescriptor, RowMutation, Settings, TableDescriptor};
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
+
+/// Server settings: frequent flushes, so store files fill the disk too.
+const SETTINGS: &[&str] = &[
+    "ferrobase.memory.size=268435456",
+    "hbase.hregion.memstore.flush.size=1048576",
+];
 
 /// A tmpfs mounted for the test, unmounted when dropped.
 struct Tmpfs(PathBuf);
@@ -37,33 +44,6 @@ impl Drop for Tmpfs {
     fn drop(&mut self) {
         let _ = Command::new("umount").arg("-l").arg(&self.0).status();
     }
-}
-
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn start(dir: &Path) -> (Server, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ferrobase"))
-        .args(["standalone", "--port", "0", "--data-dir"])
-        .arg(dir)
-        .args(["--set", "ferrobase.memory.size=268435456"])
-        .args(["--set", "hbase.hregion.memstore.flush.size=1048576"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let mut line = String::new();
-    BufReader::new(stdout).read_line(&mut line).unwrap();
-    assert!(line.contains("listening on"), "{line:?}");
-    let addr = line.trim().rsplit(' ').next().unwrap().to_string();
-    (Server(child), addr)
 }
 
 fn settings() -> Settings {
@@ -92,7 +72,7 @@ async fn a_full_disk_fails_writes_by_name_and_loses_nothing_acknowledged() {
     std::fs::write(&filler, vec![0u8; 4 << 20]).unwrap();
     let data = mnt.join("data");
 
-    let (server, addr) = start(&data);
+    let (server, addr) = standalone::start(&data, SETTINGS);
     let conn = Connection::connect(&addr, settings()).unwrap();
     let desc = TableDescriptor::new("full", vec![FamilyDescriptor::new("f").unwrap()]).unwrap();
     conn.admin().create_table(&desc, &[]).await.unwrap();
@@ -124,7 +104,7 @@ async fn a_full_disk_fails_writes_by_name_and_loses_nothing_acknowledged() {
     // write until the server restarts).
     std::fs::remove_file(&filler).unwrap();
     drop(server);
-    let (_server, addr) = start(&data);
+    let (_server, addr) = standalone::start(&data, SETTINGS);
     let patient = Settings {
         client_retries: 20,
         client_pause_ms: 50,

@@ -12,12 +12,12 @@
 //! increments and at most the attempted ones.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod standalone;
+
 use bytes::Bytes;
 use ferrobase_client::{Connection, Get};
 use ferrobase_types::{Durability, FamilyDescriptor, RowMutation, Settings, TableDescriptor};
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -30,49 +30,11 @@ const BUSY: &[&str] = &[
     "hbase.hregion.max.filesize=524288",
 ];
 
-fn start(dir: &Path) -> (Child, String) {
-    // FERROBASE_BIN: a copy of the binary, for a long soak that must not
-    // see a rebuild of the one cargo built.
-    let bin = std::env::var("FERROBASE_BIN")
-        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_ferrobase").to_string());
-    let mut cmd = Command::new(bin);
-    cmd.args(["standalone", "--port", "0", "--data-dir"])
-        .arg(dir);
-    for s in BUSY {
-        cmd.args(["--set", s]);
-    }
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let mut line = String::new();
-    BufReader::new(stdout).read_line(&mut line).unwrap();
-    assert!(
-        line.contains("listening on"),
-        "the server did not start after a kill (an unreadable file?): {line:?}"
-    );
-    let addr = line.trim().rsplit(' ').next().unwrap().to_string();
-    (child, addr)
-}
-
 fn settings() -> Settings {
     Settings {
         client_retries: 1,
         client_pause_ms: 10,
         ..Settings::default()
-    }
-}
-
-/// The running server, killed when the test ends however it ends (a
-/// failed assertion must not leave it running).
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
     }
 }
 
@@ -104,8 +66,7 @@ async fn sigkill_during_flushes_compactions_and_splits_loses_nothing() {
         .unwrap_or(0x5eed_f00d);
     let mut rng = Rng(seed | 1);
     let dir = tempfile::tempdir().unwrap();
-    let (child, addr) = start(dir.path());
-    let mut server = Server(child);
+    let (mut server, addr) = standalone::start(dir.path(), BUSY);
     let conn = Connection::connect(&addr, settings()).unwrap();
     let desc = TableDescriptor::new("soak", vec![FamilyDescriptor::new("f").unwrap()]).unwrap();
     conn.admin()
@@ -196,8 +157,8 @@ async fn sigkill_during_flushes_compactions_and_splits_loses_nothing() {
         }
         incr_acked += counter.await.unwrap();
         incr_tried += tried.load(Ordering::Relaxed);
-        let (c, a) = start(dir.path());
-        server = Server(c);
+        let (s, a) = standalone::start(dir.path(), BUSY);
+        server = s;
         addr = a;
         if std::env::var("FERROBASE_SOAK_TRACE").is_ok() {
             let conn = Connection::connect(&addr, settings()).unwrap();
