@@ -5,7 +5,7 @@
 //! attribute or value is reported with the valid ones; this module only
 //! maps the shell's argument shapes onto descriptors and admin calls.
 
-use super::{Reply, arity, table_name};
+use super::{Reply, arity, name_pattern, table_name};
 use crate::session::Shell;
 use crate::value::{Dict, Value};
 use crate::{ShellError, arg_err};
@@ -141,13 +141,7 @@ pub async fn list(
     out: &mut String,
 ) -> Result<Reply, ShellError> {
     arity("list", args, 0..=1)?;
-    let pattern = match args.first() {
-        Some(v) => v.text("the table name pattern")?,
-        None => ".*".to_string(),
-    };
-    // HBase matches the whole name (Java's Pattern.matches).
-    let re = regex::Regex::new(&format!("^(?:{pattern})$"))
-        .map_err(|e| ShellError::Argument(format!("bad table name pattern '{pattern}': {e}")))?;
+    let re = name_pattern(args, "table")?;
     let mut names: Vec<String> = shell
         .admin
         .list_tables()

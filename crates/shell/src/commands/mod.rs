@@ -173,6 +173,18 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
+/// The optional first argument of a `list*` command as a pattern that must
+/// match a whole name (HBase's Java `Pattern.matches`); none matches all.
+/// `what` names the names in messages ("table", "namespace").
+pub(crate) fn name_pattern(args: &[Value], what: &str) -> Result<regex::Regex, ShellError> {
+    let pattern = match args.first() {
+        Some(v) => v.text(&format!("the {what} name pattern"))?,
+        None => ".*".to_string(),
+    };
+    regex::Regex::new(&format!("^(?:{pattern})$"))
+        .map_err(|e| ShellError::Argument(format!("bad {what} name pattern '{pattern}': {e}")))
+}
+
 /// Fails unless the argument count is in `range`.
 pub(crate) fn arity(
     command: &str,

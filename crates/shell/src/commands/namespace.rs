@@ -8,7 +8,7 @@
 //! `alter_namespace`'s set/unset to the current configuration, and lays
 //! out the output as HBase 2's shell does.
 
-use super::{Reply, arity};
+use super::{Reply, arity, name_pattern};
 use crate::session::Shell;
 use crate::value::{Dict, Value};
 use crate::{ShellError, arg_err};
@@ -136,13 +136,7 @@ pub async fn list_namespace(
     out: &mut String,
 ) -> Result<Reply, ShellError> {
     arity("list_namespace", args, 0..=1)?;
-    let pattern = match args.first() {
-        Some(v) => v.text("the namespace name pattern")?,
-        None => ".*".to_string(),
-    };
-    let re = regex::Regex::new(&format!("^(?:{pattern})$")).map_err(|e| {
-        ShellError::Argument(format!("bad namespace name pattern '{pattern}': {e}"))
-    })?;
+    let re = name_pattern(args, "namespace")?;
     let names: Vec<String> = shell
         .admin
         .list_namespaces()
