@@ -19,6 +19,7 @@
 
 use bytes::{BufMut, Bytes, BytesMut};
 use ferrobase_types::cell_run::{timestamp_code, timestamp_of_code};
+use ferrobase_types::varint::{self, VarintError};
 use ferrobase_types::{Cell, CellRun, CellType, Durability, RowMutation};
 
 /// A cell block that does not parse.
@@ -29,12 +30,10 @@ pub struct CellBlockError {
     pub what: &'static str,
 }
 
-fn put_varint(out: &mut BytesMut, mut v: u64) {
-    while v >= 0x80 {
-        out.put_u8((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.put_u8(v as u8);
+fn put_varint(out: &mut BytesMut, v: u64) {
+    let mut buf = [0u8; varint::MAX_LEN];
+    let n = varint::encode(v, &mut buf);
+    out.put_slice(buf.get(..n).unwrap_or(&buf));
 }
 
 fn put_bytes(out: &mut BytesMut, b: &[u8]) {
@@ -155,19 +154,10 @@ impl Reader {
     }
 
     fn varint(&mut self) -> Result<u64, CellBlockError> {
-        let mut v = 0u64;
-        for shift in (0..64).step_by(7) {
-            let b = *self
-                .buf
-                .get(self.pos)
-                .ok_or_else(|| self.err("truncated varint"))?;
-            self.pos += 1;
-            v |= u64::from(b & 0x7f) << shift;
-            if b & 0x80 == 0 {
-                return Ok(v);
-            }
-        }
-        Err(self.err("varint too long"))
+        varint::decode_bounded(&self.buf, &mut self.pos, varint::MAX_LEN).map_err(|e| match e {
+            VarintError::Truncated => self.err("truncated varint"),
+            _ => self.err("varint too long"),
+        })
     }
 
     fn byte(&mut self) -> Result<u8, CellBlockError> {

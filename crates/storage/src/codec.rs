@@ -3,24 +3,7 @@
 //! Decoders use the cursor so that no slice index can panic on a corrupt or
 //! truncated input; every getter returns `None` past the end.
 
-/// Appends `v` as an unsigned LEB128 varint (1–10 bytes).
-pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-/// Bytes `put_varint` writes for `v`.
-pub fn varint_len(mut v: u64) -> usize {
-    let mut n = 1;
-    while v >= 0x80 {
-        v >>= 7;
-        n += 1;
-    }
-    n
-}
+pub use ferrobase_types::varint::{encoded_len as varint_len, put as put_varint};
 
 /// A forward reader over a byte slice; every read is checked.
 #[derive(Debug, Clone)]
@@ -77,15 +60,7 @@ impl<'a> Cursor<'a> {
 
     /// A LEB128 varint; `None` if truncated or longer than 10 bytes.
     pub fn varint(&mut self) -> Option<u64> {
-        let mut v: u64 = 0;
-        for shift in (0..64).step_by(7) {
-            let b = self.u8()?;
-            v |= u64::from(b & 0x7f).checked_shl(shift)?;
-            if b & 0x80 == 0 {
-                return Some(v);
-            }
-        }
-        None
+        ferrobase_types::varint::get(self.buf, &mut self.pos)
     }
 
     /// A varint that must fit in `usize` and be at most `max`.
@@ -163,12 +138,14 @@ impl<'a> SliceWriter<'a> {
 
     /// Writes `v` as [`put_varint`] does.
     #[inline]
-    pub fn varint(&mut self, mut v: u64) {
-        while v >= 0x80 {
-            self.u8((v as u8) | 0x80);
-            v >>= 7;
+    pub fn varint(&mut self, v: u64) {
+        if v < 0x80 {
+            self.u8(v as u8);
+            return;
         }
-        self.u8(v as u8);
+        let mut buf = [0u8; ferrobase_types::varint::MAX_LEN];
+        let n = ferrobase_types::varint::encode(v, &mut buf);
+        self.bytes(buf.get(..n).unwrap_or(&buf));
     }
 }
 

@@ -427,6 +427,16 @@ impl<'a> Input<'a> {
     pub(crate) fn u8(&mut self) -> Result<u8, CodecError> {
         Ok(self.array::<1>()?[0])
     }
+
+    /// An unsigned LEB128 varint of at most `max_bytes` bytes.
+    pub(crate) fn varint(&mut self, max_bytes: usize) -> Result<u64, CodecError> {
+        ferrobase_types::varint::decode_bounded(self.buf, &mut self.pos, max_bytes).map_err(|e| {
+            match e {
+                ferrobase_types::varint::VarintError::Truncated => CodecError::Incomplete,
+                other => CodecError::Malformed(other.to_string()),
+            }
+        })
+    }
 }
 
 /// Checks a declared string or container size against the limits before

@@ -25,6 +25,7 @@
 //! checked, so iterating never fails; it never panics on input bytes.
 
 use crate::cell::{CellType, LATEST_TIMESTAMP};
+use crate::varint;
 use bytes::Bytes;
 use std::fmt;
 
@@ -117,47 +118,10 @@ pub fn timestamp_of_code(code: u64) -> u64 {
     }
 }
 
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-/// Reads a varint at `*pos`; `None` when truncated or longer than 10 bytes.
-/// Lengths of qualifiers and short values and the "latest" timestamp code
-/// are one byte: that case is inlined into every decoder, the rest is not.
-#[inline(always)]
-fn get_varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
-    let first = *buf.get(*pos)?;
-    if first < 0x80 {
-        *pos += 1;
-        return Some(u64::from(first));
-    }
-    get_long_varint(buf, pos)
-}
-
-#[inline(never)]
-fn get_long_varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
-    let mut v = 0u64;
-    let mut shift = 0;
-    while shift < 64 {
-        let b = *buf.get(*pos)?;
-        *pos += 1;
-        v |= u64::from(b & 0x7f) << shift;
-        if b & 0x80 == 0 {
-            return Some(v);
-        }
-        shift += 7;
-    }
-    None
-}
-
 /// Reads a length-prefixed slice at `*pos`.
 #[inline]
 fn get_slice<'a>(buf: &'a [u8], pos: &mut usize) -> Option<&'a [u8]> {
-    let len = usize::try_from(get_varint(buf, pos)?).ok()?;
+    let len = usize::try_from(varint::get(buf, pos)?).ok()?;
     let end = pos.checked_add(len)?;
     let s = buf.get(*pos..end)?;
     *pos = end;
@@ -170,7 +134,7 @@ fn get_slice<'a>(buf: &'a [u8], pos: &mut usize) -> Option<&'a [u8]> {
 #[inline(always)]
 fn get_cell<'a>(buf: &'a [u8], pos: &mut usize) -> Result<RunCell<'a>, &'static str> {
     let qualifier = get_slice(buf, pos).ok_or("truncated or oversize qualifier")?;
-    let timestamp = timestamp_of_code(get_varint(buf, pos).ok_or("truncated timestamp")?);
+    let timestamp = timestamp_of_code(varint::get(buf, pos).ok_or("truncated timestamp")?);
     let code = *buf.get(*pos).ok_or("truncated cell type")?;
     let kind = CellType::from_code(code).ok_or("unknown cell type")?;
     *pos += 1;
@@ -224,14 +188,11 @@ impl CellRun {
 
     /// Bytes one cell takes in a run (and in a cell block or WAL record).
     pub fn encoded_cell_len(qualifier: usize, timestamp: u64, value: usize) -> usize {
-        fn varint_len(v: u64) -> usize {
-            (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
-        }
-        varint_len(qualifier as u64)
+        varint::encoded_len(qualifier as u64)
             + qualifier
-            + varint_len(timestamp_code(timestamp))
+            + varint::encoded_len(timestamp_code(timestamp))
             + 1
-            + varint_len(value as u64)
+            + varint::encoded_len(value as u64)
             + value
     }
 
@@ -258,11 +219,11 @@ impl CellRun {
             out.extend_from_slice(qualifier);
             out.extend_from_slice(&[code as u8, kind.code(), value.len() as u8]);
         } else {
-            put_varint(out, qualifier.len() as u64);
+            varint::put(out, qualifier.len() as u64);
             out.extend_from_slice(qualifier);
-            put_varint(out, code);
+            varint::put(out, code);
             out.push(kind.code());
-            put_varint(out, value.len() as u64);
+            varint::put(out, value.len() as u64);
         }
         out.extend_from_slice(value);
         self.count += 1;

@@ -18,6 +18,7 @@ pub mod durability;
 pub mod key;
 pub mod mutation;
 pub mod settings;
+pub mod varint;
 
 pub use cell::{Cell, CellType, LATEST_TIMESTAMP};
 pub use cell_run::{CellRun, RunCell, RunSummary};

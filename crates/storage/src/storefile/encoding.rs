@@ -56,6 +56,7 @@
 
 use crate::codec::{ByteSink, Cursor, put_varint};
 use ferrobase_types::DataBlockEncoding;
+use ferrobase_types::varint::{unzigzag, zigzag};
 
 /// Entries between restart points (NONE, PREFIX, DIFF, FAST_DIFF; ROW_INDEX_V1
 /// restarts at every row and at least this often).
@@ -205,14 +206,6 @@ impl Prev {
 
 fn shared_len(a: &[u8], b: &[u8]) -> usize {
     a.iter().zip(b).take_while(|(x, y)| x == y).count()
-}
-
-fn zigzag(d: i64) -> u64 {
-    ((d << 1) ^ (d >> 63)) as u64
-}
-
-fn unzigzag(z: u64) -> i64 {
-    ((z >> 1) as i64) ^ -((z & 1) as i64)
 }
 
 /// Splits a key into column part, timestamp and type. The writer only hands

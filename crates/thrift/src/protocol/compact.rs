@@ -28,6 +28,7 @@ use super::{
 };
 use crate::error::CodecError;
 use bytes::Bytes;
+use ferrobase_types::varint::{self, unzigzag, zigzag};
 
 /// The compact protocol's first byte.
 pub const PROTOCOL_ID: u8 = 0x82;
@@ -97,22 +98,8 @@ fn decode_header(input: &mut Input<'_>, limits: &Limits) -> Result<Header, Codec
 }
 
 /// An unsigned LEB128 varint of at most `max_bytes` bytes.
-fn varint(input: &mut Input<'_>, max_bytes: u32) -> Result<u64, CodecError> {
-    let mut out = 0u64;
-    for i in 0..max_bytes {
-        let b = input.u8()?;
-        out |= u64::from(b & 0x7f) << (7 * i);
-        if b & 0x80 == 0 {
-            return Ok(out);
-        }
-    }
-    Err(CodecError::Malformed(format!(
-        "varint longer than {max_bytes} bytes"
-    )))
-}
-
-fn unzigzag(n: u64) -> i64 {
-    ((n >> 1) as i64) ^ -((n & 1) as i64)
+fn varint(input: &mut Input<'_>, max_bytes: usize) -> Result<u64, CodecError> {
+    input.varint(max_bytes)
 }
 
 fn read_struct(input: &mut Input<'_>, limits: &Limits, depth: usize) -> Result<Struct, CodecError> {
@@ -207,16 +194,8 @@ pub fn encode_message(m: &Message) -> Vec<u8> {
     out
 }
 
-fn write_varint(out: &mut Vec<u8>, mut n: u64) {
-    while n >= 0x80 {
-        out.push((n as u8 & 0x7f) | 0x80);
-        n >>= 7;
-    }
-    out.push(n as u8);
-}
-
-fn zigzag(n: i64) -> u64 {
-    ((n << 1) ^ (n >> 63)) as u64
+fn write_varint(out: &mut Vec<u8>, n: u64) {
+    varint::put(out, n);
 }
 
 fn write_struct(out: &mut Vec<u8>, s: &Struct) {
