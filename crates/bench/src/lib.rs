@@ -34,6 +34,7 @@ pub mod ycsb;
 /// Why a bench run could not run (errors of single operations are counted
 /// in the reports instead).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum BenchError {
     #[error("invalid argument: {0}")]
     Invalid(String),

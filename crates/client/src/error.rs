@@ -6,6 +6,7 @@ use ferrobase_proto::ErrorCode;
 
 /// A failed client call.
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum ClientError {
     /// The server answered with an error.
     #[error("{code}: {message}")]

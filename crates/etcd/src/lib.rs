@@ -47,6 +47,7 @@ pub use pb::v3electionpb::{CampaignResponse, LeaderResponse};
 
 /// What went wrong talking to etcd.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// An endpoint that is not a URL.
     #[error("invalid etcd endpoint '{endpoint}': {reason}")]

@@ -4,6 +4,7 @@
 
 /// A filter string that cannot be parsed or built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum FilterError {
     /// The text does not follow the grammar.
     #[error("expected {expected} at column {column}, found {found}")]

@@ -586,7 +586,6 @@ pub fn encode_mutation(
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
     use super::*;
     use ferrobase_types::LATEST_TIMESTAMP;
     use proptest::prelude::*;

@@ -236,7 +236,6 @@ impl From<&pb::NameBytesPair> for RemoteException {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]

@@ -508,7 +508,6 @@ pub fn strip_pb_magic(value: &[u8]) -> Option<&[u8]> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
     use super::*;
 
     #[test]

@@ -127,17 +127,7 @@ pub fn encode_results<'a>(rows: impl IntoIterator<Item = (&'a [u8], &'a [Cell])>
 }
 
 fn group_by_family<T>(items: &[T], family: impl Fn(&T) -> &Bytes) -> Vec<&[T]> {
-    let mut groups = Vec::new();
-    let mut start = 0;
-    for i in 1..=items.len() {
-        if i == items.len() || family(&items[i]) != family(&items[start]) {
-            if i > start {
-                groups.push(&items[start..i]);
-            }
-            start = i;
-        }
-    }
-    groups
+    items.chunk_by(|a, b| family(a) == family(b)).collect()
 }
 
 struct Reader {
@@ -321,7 +311,6 @@ pub fn decode_results(buf: Bytes) -> Result<Vec<(Bytes, Vec<Cell>)>, CellBlockEr
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
     use proptest::prelude::*;
 

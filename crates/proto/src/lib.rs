@@ -5,6 +5,8 @@
 //! This crate owns bytes on the wire; it never opens a socket or touches
 //! storage.
 
+#![deny(clippy::indexing_slicing)]
+
 pub mod cellblock;
 pub mod error_code;
 pub mod schema;

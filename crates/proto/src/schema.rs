@@ -78,7 +78,6 @@ pub fn table_from_pb(t: &pb::TableSchema) -> Result<TableDescriptor, DescriptorE
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]

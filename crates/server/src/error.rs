@@ -76,6 +76,8 @@ impl From<StorageError> for ServerError {
             // Its regions are being reopened elsewhere: the client relocates.
             StorageError::Fenced(_) => ErrorCode::RegionNotServing,
             StorageError::InvalidRequest(_) => ErrorCode::InvalidRequest,
+            // A kind this layer does not know yet: never retried blindly.
+            _ => ErrorCode::Internal,
         };
         ServerError::new(code, e.to_string())
     }

@@ -114,7 +114,6 @@ impl HandlerPool {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

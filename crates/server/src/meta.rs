@@ -110,7 +110,6 @@ impl MetaStore {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
     use ferrobase_types::FamilyDescriptor;
 

@@ -62,6 +62,7 @@ impl fmt::Display for Tok {
 
 /// A lexing failure.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum LexError {
     /// The text ends inside a string: more input may complete it.
     Unterminated { pos: Pos, quote: char },

@@ -27,6 +27,7 @@ use ferrobase_types::DescriptorError;
 
 /// Why a command failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ShellError {
     #[error("{0}")]
     Syntax(#[from] parser::ParseError),

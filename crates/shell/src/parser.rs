@@ -22,6 +22,7 @@ pub struct Command {
 
 /// Why text did not parse.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ParseError {
     /// The text stops inside a string, array, dict or argument list: more
     /// lines may complete it.

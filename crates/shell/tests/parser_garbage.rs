@@ -54,6 +54,7 @@ fn check(text: &str) {
                 "{pos:?} outside {text:?}"
             );
         }
+        Err(other) => panic!("unexpected parse error kind for {text:?}: {other:?}"),
     }
 }
 

@@ -249,7 +249,6 @@ pub fn clean(fs: &dyn Storage, layout: &SnapshotLayout) -> Result<CleanReport> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
     use crate::fs::LocalFs;
     use crate::region::RegionInfo;

@@ -22,6 +22,7 @@ pub enum ErrorKind {
 
 /// Everything the engine can report.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StorageError {
     #[error("I/O error on {path}: {source}")]
     Io {

@@ -308,7 +308,6 @@ impl MemStoreSet {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
     use crate::iter::CellIterator;
     use ferrobase_types::{CellType, key};

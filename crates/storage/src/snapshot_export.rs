@@ -113,7 +113,6 @@ fn copy_all(
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
     use crate::fs::LocalFs;
     use crate::region::RegionInfo;

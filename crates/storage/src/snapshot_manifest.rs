@@ -258,7 +258,6 @@ pub fn in_progress(fs: &dyn Storage, layout: &SnapshotLayout) -> Result<Vec<Stri
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
     use crate::fs::LocalFs;
     use ferrobase_types::FamilyDescriptor;

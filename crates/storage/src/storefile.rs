@@ -29,6 +29,8 @@
 //! [`StorageError::Corrupt`](crate::StorageError::Corrupt) naming the file and
 //! the byte offset of the bad block or section.
 
+#![deny(clippy::indexing_slicing)]
+
 mod block;
 mod bloom;
 mod compression;

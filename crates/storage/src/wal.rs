@@ -32,6 +32,8 @@
 //! tail of the last segment at open, which it reports), and never
 //! acknowledges an append after a failed write.
 
+#![deny(clippy::indexing_slicing)]
+
 #[cfg(test)]
 mod fault_tests;
 mod flusher;

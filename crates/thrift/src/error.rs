@@ -7,6 +7,7 @@ use ferrobase_client::{ClientError, ErrorCode};
 
 /// Bytes that did not decode.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum CodecError {
     /// The input ended inside a message: read more.
     #[error("message is incomplete")]
@@ -21,6 +22,7 @@ pub enum CodecError {
 
 /// A failed call, as `Hbase.thrift` reports it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ServiceError {
     /// `IOError`: the cluster could not do it (unknown or disabled table,
     /// unreachable server, ...).
@@ -72,6 +74,7 @@ impl ServiceError {
 
 /// The gateway could not start.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StartError {
     #[error("cannot listen on {addr}: {source}")]
     Bind {

@@ -305,6 +305,7 @@ pub fn message_exception(message: &str) -> Value {
 
 /// Thrift's `TApplicationException` types.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ApplicationError {
     UnknownMethod = 1,
     InvalidMessageType = 2,
@@ -361,7 +362,6 @@ impl ColumnName {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]

@@ -23,6 +23,8 @@
 //! # Ok(()) }
 //! ```
 
+#![deny(clippy::indexing_slicing)]
+
 pub mod error;
 pub mod hbase_types;
 pub mod protocol;

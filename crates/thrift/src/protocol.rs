@@ -483,7 +483,6 @@ pub(crate) fn message_name(bytes: &[u8]) -> Result<String, CodecError> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
 
     pub(crate) fn sample() -> Message {

@@ -302,7 +302,6 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Transport<S> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]

@@ -401,7 +401,6 @@ impl fmt::Debug for CellRun {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
     use crate::LATEST_TIMESTAMP;
     use proptest::prelude::*;

@@ -11,6 +11,7 @@ use std::fmt;
 
 /// A family attribute that was unknown or had a bad value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum DescriptorError {
     #[error("unknown column family attribute '{name}'; valid attributes: {}", FamilyDescriptor::ATTRIBUTES.join(", "))]
     UnknownAttribute { name: String },

@@ -10,6 +10,8 @@
 //! It must never do I/O or depend on another ferrobase crate: everything
 //! else depends on it.
 
+#![deny(clippy::indexing_slicing)]
+
 pub mod binary;
 pub mod cell;
 pub mod cell_run;

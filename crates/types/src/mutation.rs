@@ -41,6 +41,7 @@ pub struct FamilyCells {
 
 /// Everything wrong a client can send in a mutation.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum MutationError {
     #[error("row key is empty; every cell needs a non-empty row key")]
     EmptyRow,

@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 
 /// A setting that could not be applied.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SettingsError {
     #[error("unknown setting '{name}'{}", suggestion(.name))]
     Unknown { name: String },

@@ -625,7 +625,6 @@ pub fn filter_to_pb(f: &Filter) -> pb::Filter {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
 
     fn class(short: &str) -> String {

@@ -126,7 +126,6 @@ pub fn region_ref(spec: &pb::RegionSpecifier) -> Result<RegionRef, ConvertError>
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]

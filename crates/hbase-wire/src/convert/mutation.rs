@@ -237,7 +237,6 @@ pub fn cell_from_pb(c: &pb::Cell) -> Result<Cell, ConvertError> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
     use super::*;
     use ferrobase_types::Durability;
 

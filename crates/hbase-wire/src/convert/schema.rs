@@ -194,7 +194,6 @@ pub fn table_to_pb(t: &TableDescriptor) -> Result<pb::TableSchema, ConvertError>
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
     use super::*;
     use ferrobase_types::{BloomType, Compression, KeepDeletedCells};
 

@@ -106,7 +106,6 @@ impl RowBatch {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
     use ferrobase_types::{CellType, FamilyDescriptor, key};
 

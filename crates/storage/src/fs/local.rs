@@ -388,7 +388,6 @@ impl DirClaim for LocalClaim {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]

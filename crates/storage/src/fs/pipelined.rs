@@ -153,7 +153,6 @@ impl Drop for PipelinedWriter {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
     use crate::fs::{LocalFs, Storage};
     use std::io::Write;

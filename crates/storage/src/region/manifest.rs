@@ -153,7 +153,6 @@ impl Manifest {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
     use crate::fs::LocalFs;
     use std::fs;

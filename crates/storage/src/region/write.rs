@@ -430,7 +430,6 @@ const MAX_PACKED: usize = 256;
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
     use ferrobase_types::CellRun;
     use rand::{Rng, SeedableRng};

@@ -217,7 +217,6 @@ impl CellIterator for MergingIterator {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
     use ferrobase_types::{CellType, key};
     use proptest::prelude::*;

@@ -1,7 +1,6 @@
 //! A failed group write must fail its waiters (not hang them) and make the
 //! WAL refuse every later append, while everything acknowledged before the
 //! failure stays replayable.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use super::{Wal, WalEdit, WalFamily, WalOptions};
 use crate::error::StorageError;

@@ -79,8 +79,9 @@ pub(crate) fn encode(edit: &WalEdit, out: &mut Vec<u8>) -> Result<(), TooLarge> 
     };
     let crc = crc32c::crc32c(out.get(payload_start..).unwrap_or_default());
     if let Some(header) = out.get_mut(start + 1..payload_start) {
-        header[..4].copy_from_slice(&len32.to_le_bytes());
-        header[4..].copy_from_slice(&crc.to_le_bytes());
+        let (len_field, crc_field) = header.split_at_mut(4);
+        len_field.copy_from_slice(&len32.to_le_bytes());
+        crc_field.copy_from_slice(&crc.to_le_bytes());
     }
     Ok(())
 }
@@ -255,7 +256,6 @@ fn slice(buf: &Bytes, sub: &[u8]) -> Bytes {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
     use proptest::prelude::*;
 

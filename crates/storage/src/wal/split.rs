@@ -239,7 +239,6 @@ pub fn remove_recovered(fs: &dyn Storage, path: &Path) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
     use crate::fs::LocalFs;
     use crate::wal::WalFamily;

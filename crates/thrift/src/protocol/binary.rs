@@ -177,7 +177,6 @@ fn write_value(out: &mut Vec<u8>, v: &Value) {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
 
     /// `getTableNames()` exactly as happybase (thriftpy2, strict binary)

@@ -261,7 +261,6 @@ fn write_value(out: &mut Vec<u8>, v: &Value) {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]

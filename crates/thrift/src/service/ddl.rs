@@ -243,7 +243,6 @@ pub(super) async fn delete(c: &Connection, table: &str) -> Outcome {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]

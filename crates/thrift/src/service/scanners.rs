@@ -287,7 +287,6 @@ pub(super) fn thrift_scan_of(method: &str, a: &Args<'_>) -> Result<ThriftScan, S
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
     use ferrobase_types::Cell;
 

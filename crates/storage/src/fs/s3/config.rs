@@ -206,7 +206,6 @@ fn percent_decode(v: &str) -> std::result::Result<String, String> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
 
     fn no_env(_: &str) -> Option<String> {

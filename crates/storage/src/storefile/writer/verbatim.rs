@@ -156,7 +156,6 @@ impl StoreFileWriter {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
     use crate::error::StorageError;
     use crate::iter::CellIterator;
     use crate::storefile::{StoreFileReader, StoreFileWriter};
