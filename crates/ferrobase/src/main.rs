@@ -61,7 +61,7 @@ enum Command {
     /// HBase's Thrift1 gateway (`hbase thrift start`) for happybase and
     /// other HBase Thrift clients; prints the address it listens on.
     Thrift(thrift_cmd::ThriftArgs),
-    /// Benchmarks: the seeds' load tool, seed experiments, YCSB workloads.
+    /// Benchmarks: the HBase write-path study's load tool, the published experiments, YCSB workloads.
     Bench(ferrobase_bench::cli::BenchArgs),
     /// Inspect a store file (like `hbase hfile`).
     Storefile {

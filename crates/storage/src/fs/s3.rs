@@ -24,7 +24,7 @@ mod config;
 mod fence;
 mod file;
 mod log;
-#[doc(hidden)]
+#[cfg(any(test, feature = "test-util"))]
 pub mod testing;
 
 use super::{DirClaim, FileWriter, LogWriter, RandomRead, Storage};
