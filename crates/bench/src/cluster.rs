@@ -13,8 +13,9 @@
 //! Waits are bounded and fail with a message naming what did not happen.
 
 use crate::{BenchError, Result};
+use ferrobase_etcd::launcher::{EtcdProcess, LaunchError};
 use std::io::{BufRead, BufReader};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
@@ -98,7 +99,7 @@ pub struct LocalCluster {
     // Field order is drop order: servers before the master before etcd.
     servers: Vec<Proc>,
     master: Option<Proc>,
-    _etcd: Option<Proc>,
+    _etcd: Option<EtcdProcess>,
     etcd_url: String,
     master_port: u16,
     exe: PathBuf,
@@ -129,7 +130,15 @@ impl LocalCluster {
         let (etcd, etcd_url) = match etcd_url {
             Some(url) => (None, url.to_string()),
             None => {
-                let (p, url) = start_etcd(dir.path())?;
+                let p = EtcdProcess::start(dir.path()).map_err(|e| match e {
+                    LaunchError::NotInstalled => BenchError::CannotRun(
+                        "the 'regionservers' experiment needs etcd: install Debian's etcd-server \
+                         (apt-get install -y etcd-server) or pass --etcd http://HOST:2379"
+                            .into(),
+                    ),
+                    other => BenchError::Server(other.to_string()),
+                })?;
+                let url = p.url().to_string();
                 (Some(p), url)
             }
         };
@@ -211,48 +220,6 @@ fn sub_root(url: &str, name: &str) -> String {
         Some(q) => format!("{joined}?{q}"),
         None => joined,
     }
-}
-
-/// Starts Debian's `etcd` on free ports under `dir`.
-fn start_etcd(dir: &Path) -> Result<(Proc, String)> {
-    let (client, peer) = (free_port()?, free_port()?);
-    let url = format!("http://127.0.0.1:{client}");
-    let peer_url = format!("http://127.0.0.1:{peer}");
-    let mut cmd = Command::new("etcd");
-    cmd.args(["--name", "bench"])
-        .arg("--data-dir")
-        .arg(dir.join("etcd"))
-        .args([
-            "--listen-client-urls",
-            &url,
-            "--advertise-client-urls",
-            &url,
-        ])
-        .args(["--listen-peer-urls", &peer_url])
-        .args(["--initial-advertise-peer-urls", &peer_url])
-        .args(["--initial-cluster", &format!("bench={peer_url}")]);
-    let log = dir.join("etcd.log");
-    let p = Proc::spawn("etcd".into(), cmd, &log).map_err(|e| match e {
-        BenchError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
-            BenchError::CannotRun(
-                "the 'regionservers' experiment needs etcd: install Debian's etcd-server \
-                 (apt-get install -y etcd-server) or pass --etcd http://HOST:2379"
-                    .into(),
-            )
-        }
-        other => other,
-    })?;
-    let deadline = Instant::now() + START_LIMIT;
-    while TcpStream::connect(("127.0.0.1", client)).is_err() {
-        if Instant::now() > deadline {
-            return Err(BenchError::Server(format!(
-                "etcd did not listen on port {client} within {START_LIMIT:?}; see {}",
-                log.display()
-            )));
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    Ok((p, url))
 }
 
 #[cfg(test)]

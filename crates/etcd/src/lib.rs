@@ -8,7 +8,11 @@
 //! The method names follow `etcd-client`'s, so code reads the same.
 //!
 //! This crate never interprets keys or values and never retries: callers
-//! own their key layout and their retry policy.
+//! own their key layout and their retry policy. The `launcher` feature
+//! adds [`launcher`], which starts a real etcd for tests and benchmarks.
+
+#[cfg(feature = "launcher")]
+pub mod launcher;
 
 use std::time::Duration;
 use tokio::sync::mpsc;

@@ -4,71 +4,18 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use anyhow::{Context, Result, bail};
+use ferrobase_etcd::launcher::{EtcdProcess, free_port};
 use ferrobase_etcd::{Client, ConnectOptions, GetOptions, PutOptions};
-use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
-
-struct Etcd {
-    child: Child,
-    _dir: tempfile::TempDir,
-    url: String,
-}
-
-impl Drop for Etcd {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> Result<u16> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
-}
-
-fn start_etcd() -> Result<Etcd> {
-    let dir = tempfile::tempdir()?;
-    let (client, peer) = (free_port()?, free_port()?);
-    let url = format!("http://127.0.0.1:{client}");
-    let peer_url = format!("http://127.0.0.1:{peer}");
-    let child = Command::new("etcd")
-        .args(["--name", "t", "--data-dir"])
-        .arg(dir.path().join("etcd"))
-        .args([
-            "--listen-client-urls",
-            &url,
-            "--advertise-client-urls",
-            &url,
-        ])
-        .args(["--listen-peer-urls", &peer_url])
-        .args(["--initial-advertise-peer-urls", &peer_url])
-        .args(["--initial-cluster", &format!("t={peer_url}")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .context("starting etcd (install Debian's etcd-server: scripts/test.sh does)")?;
-    let etcd = Etcd {
-        child,
-        _dir: dir,
-        url,
-    };
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while TcpStream::connect(("127.0.0.1", client)).is_err() {
-        if Instant::now() > deadline {
-            bail!("etcd did not listen within 30 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    Ok(etcd)
-}
+use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keys_leases_and_election_against_a_real_etcd() -> Result<()> {
-    let etcd = start_etcd()?;
+    let dir = tempfile::tempdir()?;
+    let etcd = EtcdProcess::start(dir.path())?;
     // An unreachable endpoint first: the client moves on to the next one.
     let dead = format!("http://127.0.0.1:{}", free_port()?);
     let mut c = Client::connect(
-        &[dead, etcd.url.clone()],
+        &[dead, etcd.url().to_string()],
         Some(ConnectOptions::new().with_connect_timeout(Duration::from_secs(2))),
     )
     .await?;

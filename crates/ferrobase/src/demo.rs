@@ -6,9 +6,9 @@
 //! Running it again on the same directory first reports the rows that
 //! survived the restart.
 
-use crate::progress::Progress;
 use anyhow::{Context, bail};
 use bytes::Bytes;
+use ferrobase_bench::progress::Progress;
 use ferrobase_storage::{Engine, Get, RegionInfo, Scan};
 use ferrobase_types::{Durability, FamilyDescriptor, RowMutation, TableDescriptor};
 use ferrobase_workloads::Shape;
@@ -73,7 +73,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
     let start = Instant::now();
     let done = Arc::new(AtomicU64::new(0));
     let per_thread = args.rows.div_ceil(args.threads);
-    let mut progress = Progress::new("rows", args.rows);
+    let mut progress = Progress::new("rows", args.rows, false);
     let result: anyhow::Result<()> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..args.threads)
             .map(|t| {

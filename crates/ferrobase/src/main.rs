@@ -11,7 +11,6 @@ mod config;
 mod demo;
 mod info;
 mod master_cmd;
-mod progress;
 mod regionserver_cmd;
 mod shell_cmd;
 mod snapshot_cmd;

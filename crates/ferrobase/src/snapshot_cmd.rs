@@ -8,9 +8,9 @@
 //! only parses arguments and reports; the copy is
 //! `ferrobase_storage::snapshot_export`.
 
-use crate::progress::Progress;
 use anyhow::Context;
 use clap::{Args, Subcommand};
+use ferrobase_bench::progress::Progress;
 use ferrobase_storage::fs::{LocalFs, Storage};
 use ferrobase_storage::snapshot_export;
 use ferrobase_storage::snapshot_manifest::SnapshotLayout;
@@ -69,7 +69,7 @@ fn export(args: ExportArgs) -> anyhow::Result<()> {
         &args.name,
         &mut |done, total| {
             progress
-                .get_or_insert_with(|| Progress::new("bytes", total))
+                .get_or_insert_with(|| Progress::new("bytes", total, false))
                 .set(done);
         },
     )

@@ -7,7 +7,7 @@
 
 use anyhow::{Context, Result, bail};
 use std::io::{BufRead, BufReader};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
@@ -25,9 +25,10 @@ pub fn free_port() -> Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
-/// A running etcd, killed on drop.
+/// A running etcd in a temporary directory, killed on drop.
 pub struct Etcd {
-    child: Child,
+    // Field order is drop order: the process before its directory.
+    _process: ferrobase_etcd::launcher::EtcdProcess,
     _dir: tempfile::TempDir,
     pub url: String,
 }
@@ -36,46 +37,13 @@ impl Etcd {
     /// Starts `etcd` on free ports and waits until it accepts connections.
     pub fn start() -> Result<Etcd> {
         let dir = tempfile::tempdir()?;
-        let (client, peer) = (free_port()?, free_port()?);
-        let url = format!("http://127.0.0.1:{client}");
-        let peer_url = format!("http://127.0.0.1:{peer}");
-        let child = Command::new("etcd")
-            .args(["--name", "test"])
-            .arg("--data-dir")
-            .arg(dir.path().join("etcd"))
-            .args([
-                "--listen-client-urls",
-                &url,
-                "--advertise-client-urls",
-                &url,
-            ])
-            .args(["--listen-peer-urls", &peer_url])
-            .args(["--initial-advertise-peer-urls", &peer_url])
-            .args(["--initial-cluster", &format!("test={peer_url}")])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .context("starting etcd (install Debian's etcd-server: scripts/test.sh does)")?;
-        let etcd = Etcd {
-            child,
+        let process = ferrobase_etcd::launcher::EtcdProcess::start(dir.path())?;
+        let url = process.url().to_string();
+        Ok(Etcd {
+            _process: process,
             _dir: dir,
             url,
-        };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while TcpStream::connect(("127.0.0.1", client)).is_err() {
-            if Instant::now() > deadline {
-                bail!("etcd did not listen on port {client} within 30 s");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Ok(etcd)
-    }
-}
-
-impl Drop for Etcd {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        })
     }
 }
 
