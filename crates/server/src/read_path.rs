@@ -325,16 +325,7 @@ fn online_region(rs: &RegionServer, id: u64) -> Result<Arc<Region>> {
 fn apply_spec(region: &Region, spec: Option<&pb::ReadSpec>, scan: &mut Scan) -> Result<()> {
     let Some(spec) = spec else { return Ok(()) };
     for c in &spec.columns {
-        if region.table().family(&c.family).is_none() {
-            return Err(ServerError::new(
-                ErrorCode::FamilyNotFound,
-                format!(
-                    "column family '{}' does not exist in table '{}'",
-                    String::from_utf8_lossy(&c.family),
-                    region.table().name
-                ),
-            ));
-        }
+        crate::region_server::require_family(region, &c.family)?;
         let qualifiers = if c.qualifiers.is_empty() {
             None
         } else {

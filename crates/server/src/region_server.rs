@@ -516,16 +516,7 @@ impl RegionServer {
                 format!("row is outside region {region}"),
             ));
         }
-        if r.table().family(&family).is_none() {
-            return Err(ServerError::new(
-                ErrorCode::FamilyNotFound,
-                format!(
-                    "column family '{}' does not exist in table '{}'",
-                    String::from_utf8_lossy(&family),
-                    r.table().name
-                ),
-            ));
-        }
+        require_family(&r, &family)?;
         let _guard = self.locks.lock(region, row);
         let mut g = Get::new(row.clone());
         g.add_column(family, qualifier);
@@ -537,6 +528,23 @@ impl RegionServer {
         }
         Ok(matches)
     }
+}
+
+/// The one check that a request's family exists in the region's table:
+/// every client path (gRPC, HBase RPC, Thrift through gRPC) calls it, so
+/// they fail alike (`FamilyNotFound`; HBase's `NoSuchColumnFamilyException`).
+pub(crate) fn require_family(region: &Region, family: &[u8]) -> Result<()> {
+    if region.table().family(family).is_some() {
+        return Ok(());
+    }
+    Err(ServerError::new(
+        ErrorCode::FamilyNotFound,
+        format!(
+            "column family '{}' does not exist in table '{}'",
+            String::from_utf8_lossy(family),
+            region.table().name
+        ),
+    ))
 }
 
 fn be_i64(v: &[u8], what: &str) -> Result<i64> {
@@ -561,16 +569,7 @@ fn apply_spec(
 ) -> Result<()> {
     let Some(spec) = spec else { return Ok(()) };
     for c in &spec.columns {
-        if region.table().family(&c.family).is_none() {
-            return Err(ServerError::new(
-                ErrorCode::FamilyNotFound,
-                format!(
-                    "column family '{}' does not exist in table '{}'",
-                    String::from_utf8_lossy(&c.family),
-                    region.table().name
-                ),
-            ));
-        }
+        require_family(region, &c.family)?;
         if c.qualifiers.is_empty() {
             columns.insert(c.family.clone(), None);
         } else {

@@ -12,7 +12,7 @@
 use super::exceptions::{Target, do_not_retry, exception};
 use crate::region_server::RegionServer;
 use ferrobase_hbase_wire::names::{RegionName, TableName};
-use ferrobase_hbase_wire::{ExceptionClass, HBaseException, pb};
+use ferrobase_hbase_wire::{HBaseException, pb};
 use ferrobase_proto::pb as fpb;
 use ferrobase_storage::region::{Region, RegionInfo};
 use std::collections::HashMap;
@@ -190,18 +190,8 @@ fn family_of(region: &Region, family: Option<&[u8]>) -> Outcome<Option<String>> 
     let Some(f) = family else {
         return Ok(None);
     };
-    let name = String::from_utf8_lossy(f).into_owned();
-    if region.table().families.iter().any(|d| d.name == name) {
-        Ok(Some(name))
-    } else {
-        Err(HBaseException::new(
-            ExceptionClass::NoSuchColumnFamily,
-            format!(
-                "column family '{name}' does not exist in table '{}'",
-                region.table().name
-            ),
-        ))
-    }
+    crate::region_server::require_family(region, f).map_err(super::exceptions::exception)?;
+    Ok(Some(String::from_utf8_lossy(f).into_owned()))
 }
 
 /// `FlushRegion`: writes the region's memstore to a store file and waits.

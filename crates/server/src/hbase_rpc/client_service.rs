@@ -24,7 +24,7 @@ use ferrobase_hbase_wire::convert::mutation::{
     MutationKind, WireMutation, cell_to_pb, mutation_from_pb, result_to_pb,
 };
 use ferrobase_hbase_wire::convert::time_range_from_pb;
-use ferrobase_hbase_wire::{ExceptionClass, HBaseException, pb};
+use ferrobase_hbase_wire::{HBaseException, pb};
 use ferrobase_proto::pb as fpb;
 use ferrobase_storage::Get;
 use ferrobase_types::{Cell, LATEST_TIMESTAMP, RowMutation};
@@ -176,9 +176,7 @@ fn row_mutation(
 fn check_families(rs: &RegionServer, region: u64, m: &RowMutation) -> Result<(), HBaseException> {
     let r = rs.region(region).map_err(exception)?;
     for f in m.families() {
-        if r.table().family(&f.family).is_none() {
-            return Err(no_such_family(&r, &f.family));
-        }
+        crate::region_server::require_family(&r, &f.family).map_err(exception)?;
     }
     Ok(())
 }
@@ -265,9 +263,7 @@ impl Condition {
         let r = rs.region(region).map_err(exception)?;
         match self {
             Condition::Column(check) => {
-                if r.table().family(&check.family).is_none() {
-                    return Err(no_such_family(&r, &check.family));
-                }
+                crate::region_server::require_family(&r, &check.family).map_err(exception)?;
                 let mut g = Get::new(row.clone());
                 g.add_column(check.family.clone(), check.qualifier.clone());
                 g.time_range = check.time_range;
@@ -332,18 +328,6 @@ fn check_and(
             .map(|cells| (true, Some(cells)))
             .map_err(exception),
     }
-}
-
-fn no_such_family(r: &ferrobase_storage::Region, family: &[u8]) -> HBaseException {
-    HBaseException::new(
-        ExceptionClass::NoSuchColumnFamily,
-        format!(
-            "Column family {} does not exist in region {} in table {}",
-            String::from_utf8_lossy(family),
-            r.info().name(),
-            r.table().name
-        ),
-    )
 }
 
 /// False when the client asked for no result (`setReturnResults(false)`:
