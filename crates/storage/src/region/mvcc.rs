@@ -13,18 +13,20 @@
 //! under the row lock reads the previous one's result. Without it, a write
 //! that completed behind a slower earlier one (an FSYNC_WAL batch) would be
 //! acknowledged while invisible, and an increment right after it would read
-//! the old value and lose an update.
+//! the old value and lose an update. Only the waiters the read point now
+//! covers are woken: with many concurrent single-row writers completing
+//! out of order, waking every waiter at every advance would put most of
+//! them back to sleep at once.
 
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Mutex;
 use std::collections::VecDeque;
+use std::thread::Thread;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// See the module docs.
 pub struct Mvcc {
     inner: Mutex<Inner>,
     read_point: AtomicU64,
-    /// Signalled whenever the read point advances.
-    advanced: Condvar,
 }
 
 struct Inner {
@@ -32,6 +34,8 @@ struct Inner {
     /// `pending[i]` is `seq = first_pending + i`; true once completed.
     pending: VecDeque<bool>,
     first_pending: u64,
+    /// Threads in [`Mvcc::wait_visible`] and the id each waits for.
+    waiters: Vec<(u64, Thread)>,
 }
 
 impl Mvcc {
@@ -42,9 +46,9 @@ impl Mvcc {
                 next_seq: last_seq + 1,
                 pending: VecDeque::new(),
                 first_pending: last_seq + 1,
+                waiters: Vec::new(),
             }),
             read_point: AtomicU64::new(last_seq),
-            advanced: Condvar::new(),
         }
     }
 
@@ -72,10 +76,22 @@ impl Mvcc {
             advanced = Some(g.first_pending);
             g.first_pending += 1;
         }
-        if let Some(rp) = advanced {
-            self.read_point.store(rp, Ordering::Release);
-            drop(g);
-            self.advanced.notify_all();
+        let Some(rp) = advanced else { return };
+        self.read_point.store(rp, Ordering::Release);
+        if g.waiters.iter().all(|(s, _)| *s > rp) {
+            return;
+        }
+        let mut ready = Vec::new();
+        g.waiters.retain(|(s, t)| {
+            let covered = *s <= rp;
+            if covered {
+                ready.push(t.clone());
+            }
+            !covered
+        });
+        drop(g);
+        for t in ready {
+            t.unpark();
         }
     }
 
@@ -85,11 +101,20 @@ impl Mvcc {
         if self.read_point() >= seq {
             return;
         }
-        let mut g = self.inner.lock();
-        // The read point only moves under `inner`, so checking it under the
-        // lock cannot miss the notification.
+        {
+            let mut g = self.inner.lock();
+            // The read point only moves under `inner`: checked under the
+            // lock, a registered waiter cannot miss the advance that covers
+            // it (`complete` unparks it after storing the read point).
+            if self.read_point() >= seq {
+                return;
+            }
+            g.waiters.push((seq, std::thread::current()));
+        }
+        // `park` may return spuriously, and an `unpark` that came first
+        // makes it return at once: re-check each time.
         while self.read_point() < seq {
-            self.advanced.wait(&mut g);
+            std::thread::park();
         }
     }
 
@@ -166,5 +191,29 @@ mod tests {
             let _ = h.join();
         }
         assert_eq!(m.read_point(), 4000);
+    }
+
+    #[test]
+    fn waiters_wake_when_covered_and_never_early() {
+        let m = std::sync::Arc::new(Mvcc::new(0));
+        let ids: Vec<u64> = (0..8).map(|_| m.begin()).collect();
+        // Every write but the first completes, each with a waiting writer.
+        let waiters: Vec<_> = ids[1..]
+            .iter()
+            .map(|&id| {
+                let m = m.clone();
+                m.complete(id);
+                std::thread::spawn(move || {
+                    m.wait_visible(id);
+                    m.read_point() >= id
+                })
+            })
+            .collect();
+        assert_eq!(m.read_point(), 0, "the first write is still pending");
+        m.complete(ids[0]);
+        for w in waiters {
+            assert_eq!(w.join().ok(), Some(true));
+        }
+        assert!(m.inner.lock().waiters.is_empty());
     }
 }
