@@ -20,8 +20,8 @@
 
 use parking_lot::Mutex;
 use std::collections::VecDeque;
-use std::thread::Thread;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::thread::Thread;
 
 /// See the module docs.
 pub struct Mvcc {
