@@ -271,13 +271,17 @@ pub async fn run_import(
     })
 }
 
-/// The storage the staging directory is on, seen from here: a local one
-/// when the server gave an absolute path (a data directory on this
-/// machine), else the root `--root` names.
+/// The storage the staging directory is on, seen from here: the root
+/// `--root` names, else the server's own when it is a local directory
+/// (the importer runs where the server's files are), else none.
 fn staging_fs(staging: &StagingDir, root: Option<&str>) -> Result<Arc<dyn Storage>, ImportError> {
     match root {
         Some(url) => Ok(ferrobase_storage::fs::from_url(url)?),
         None if Path::new(&staging.path).is_absolute() => Ok(Arc::new(LocalFs::as_given())),
+        // A local root: the same directory, from this machine.
+        None if staging.root.starts_with("file:///") => {
+            Ok(ferrobase_storage::fs::from_url(&staging.root)?)
+        }
         None => Err(ImportError::Invalid(format!(
             "--bulk against this cluster needs --root: its staging directory '{}' is on the storage root {}",
             staging.path, staging.root
