@@ -125,9 +125,10 @@ pub fn run(a: ImportArgs) -> anyhow::Result<()> {
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let threads = a.threads.unwrap_or(cores.max(a.files.len().min(16)));
-    let rejects = a.rejects.clone().unwrap_or_else(|| {
-        PathBuf::from(format!("{}.rejects", a.table.replace([':', '/'], "_")))
-    });
+    let rejects = a
+        .rejects
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("{}.rejects", a.table.replace([':', '/'], "_"))));
     let opts = ImportOptions {
         table: a.table.clone(),
         columns,
