@@ -279,13 +279,13 @@ fn staging_fs(staging: &StagingDir, root: Option<&str>) -> Result<Arc<dyn Storag
         Some(url) => Ok(ferrobase_storage::fs::from_url(url)?),
         None if Path::new(&staging.path).is_absolute() => Ok(Arc::new(LocalFs::as_given())),
         // A local root: the same directory, from this machine.
-        None if staging.root.starts_with("file:///") => {
-            Ok(ferrobase_storage::fs::from_url(&staging.root)?)
-        }
-        None => Err(ImportError::Invalid(format!(
-            "--bulk against this cluster needs --root: its staging directory '{}' is on the storage root {}",
-            staging.path, staging.root
-        ))),
+        None => match staging.root.strip_prefix("file://") {
+            Some(dir) if !dir.starts_with(" (") => Ok(Arc::new(LocalFs::new(dir))),
+            _ => Err(ImportError::Invalid(format!(
+                "--bulk against this cluster needs --root: its staging directory '{}' is on the storage root {}",
+                staging.path, staging.root
+            ))),
+        },
     }
 }
 
