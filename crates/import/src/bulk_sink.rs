@@ -36,6 +36,9 @@ pub struct StagedFile {
     pub entries: u64,
 }
 
+/// A family's cell columns: `(field index, qualifier)`, by qualifier.
+type FamilyCells = Vec<(usize, Vec<u8>)>;
+
 /// One buffered line.
 struct Record {
     region: u32,
@@ -54,7 +57,7 @@ pub struct BulkSink {
     regions: Arc<Vec<RegionLocation>>,
     /// Per family of the spec: its descriptor and its cells sorted by
     /// qualifier (`ColumnSpec::cells_of`).
-    families: Vec<(FamilyDescriptor, Vec<(usize, Vec<u8>)>)>,
+    families: Vec<(FamilyDescriptor, FamilyCells)>,
     separator: u8,
     skip_empty: bool,
     limit: usize,

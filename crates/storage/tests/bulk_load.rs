@@ -25,8 +25,10 @@ fn table() -> TableDescriptor {
 }
 
 fn open(dir: &Path, info: RegionInfo) -> (Arc<Engine>, Arc<Region>) {
-    let mut s = Settings::default();
-    s.memory_size = 256 << 20;
+    let s = Settings {
+        memory_size: 256 << 20,
+        ..Settings::default()
+    };
     let engine = Engine::open(dir, s).unwrap();
     let region = engine.open_region(&table(), info).unwrap();
     (engine, region)

@@ -25,7 +25,7 @@ use crate::error::{Result, StorageError};
 use crate::storefile::{StoreFileReader, bulk_file_name};
 use ferrobase_types::binary::to_string_binary;
 use ferrobase_types::key;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// What a bulk load did.
@@ -78,7 +78,7 @@ impl Region {
         Ok(outcome)
     }
 
-    fn check_bulk_file(&self, family: &str, path: &PathBuf) -> Result<Checked> {
+    fn check_bulk_file(&self, family: &str, path: &Path) -> Result<Checked> {
         let store = self.store_index(family.as_bytes())?;
         let shown = self.fs.display(path);
         if path.starts_with(self.shared.data_dir()) {
@@ -126,7 +126,7 @@ impl Region {
         }
         Ok(Checked {
             store,
-            from: path.clone(),
+            from: path.to_path_buf(),
             entries: info.entries,
             bytes: reader.size(),
         })
