@@ -30,6 +30,35 @@ pub enum BenchCommand {
     Experiment(ExperimentArgs),
     /// YCSB core workloads: `ycsb load|run --workload a..f|PATH`.
     Ycsb(YcsbArgs),
+    /// Write a shape's rows as delimited text files for `ferrobase import`
+    /// (one file a client thread, as the seeds loaded them).
+    GenText(GenTextArgs),
+}
+
+/// `bench gen-text`.
+#[derive(Args, Debug)]
+pub struct GenTextArgs {
+    #[arg(long, value_enum)]
+    pub shape: ShapeArg,
+    #[arg(long, default_value_t = 100_000)]
+    pub rows: u64,
+    /// Files to cut the rows into (contiguous ranges, like `bench load`'s
+    /// threads).
+    #[arg(long, default_value_t = 4)]
+    pub files: usize,
+    /// Directory to write `part-NNNNN.tsv` into.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Field separator (one byte; `\t` for a tab, the default).
+    #[arg(long, default_value = "\\t")]
+    pub separator: String,
+    /// As for `bench load`.
+    #[arg(long)]
+    pub value_size: Option<usize>,
+    #[arg(long)]
+    pub columns: Option<usize>,
+    #[arg(long)]
+    pub qualifier_len: Option<usize>,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -403,6 +432,50 @@ pub async fn ycsb_cmd(a: &YcsbArgs) -> Result<Outcome> {
     })
 }
 
+/// Reads a one-byte separator: itself, or `\t`, `tab`, `\x1f`-style hex.
+pub fn parse_separator(text: &str) -> Result<u8> {
+    let b = match text {
+        "\\t" | "tab" | "TAB" => Some(b'\t'),
+        _ => match text.strip_prefix("\\x").or_else(|| text.strip_prefix("0x")) {
+            Some(hex) => u8::from_str_radix(hex, 16).ok(),
+            None if text.len() == 1 => text.bytes().next(),
+            None => None,
+        },
+    };
+    match b {
+        Some(b'\n' | b'\r') | None => Err(BenchError::Invalid(format!(
+            "separator '{text}' must be one byte other than a line break (e.g. ',', '|', '\\t', '\\x1f')"
+        ))),
+        Some(b) => Ok(b),
+    }
+}
+
+/// `bench gen-text`.
+pub fn gen_text_cmd(a: &GenTextArgs) -> Result<Outcome> {
+    let rows = RowSpec::new(
+        shape_name(a.shape),
+        a.value_size,
+        a.columns,
+        a.qualifier_len,
+    )
+    .map_err(BenchError::Invalid)?;
+    let sep = parse_separator(&a.separator)?;
+    let r = crate::gen_text::gen_text(&rows, a.rows, a.files, &a.out, sep)?;
+    let mut output = format!(
+        "bench gen-text: {} rows of {} in {} file(s), {} bytes, under {}\n",
+        r.rows,
+        rows.describe(),
+        r.files.len(),
+        r.bytes,
+        a.out.display()
+    );
+    output += &format!("  import with: --columns {}\n", r.columns);
+    Ok(Outcome {
+        output,
+        exit_code: 0,
+    })
+}
+
 /// Runs a bench command on a new multi-threaded runtime.
 pub fn run(args: &BenchArgs) -> Result<Outcome> {
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -416,6 +489,7 @@ pub fn run(args: &BenchArgs) -> Result<Outcome> {
             BenchCommand::Load(a) => load(a).await,
             BenchCommand::Experiment(a) => experiment(a).await,
             BenchCommand::Ycsb(a) => ycsb_cmd(a).await,
+            BenchCommand::GenText(a) => gen_text_cmd(a),
         }
     })
 }

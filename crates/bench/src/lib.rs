@@ -9,6 +9,8 @@
 //!   count, qualifier length, value size).
 //! - [`load`]: the load tool: one generator range per client thread, a
 //!   write buffer per thread, latency per buffer flush, RPC and stall counts.
+//! - [`gen_text`]: a shape's rows as delimited text files for
+//!   `ferrobase import`.
 //! - [`experiment`]: the seed experiments (sweeps → JSON, SVG chart, table).
 //! - [`cluster`]: etcd, a master and N region server processes on this
 //!   machine, for the `regionservers` experiment; killed when dropped.
@@ -23,6 +25,7 @@ pub mod chart;
 pub mod cli;
 pub mod cluster;
 pub mod experiment;
+pub mod gen_text;
 pub mod latency;
 pub mod load;
 pub mod progress;

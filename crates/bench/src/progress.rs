@@ -40,6 +40,44 @@ impl Progress {
         }
     }
 
+    /// Progress over `total` bytes, shown as sizes, with the rate of a
+    /// second unit (`rate_of`, e.g. "rows") given by [`set_counting`](Self::set_counting).
+    pub fn bytes(total: u64, rate_of: &str, quiet: bool) -> Progress {
+        let p = Progress::new(rate_of, total, quiet);
+        if let Some(b) = &p.bar {
+            b.set_style(
+                ProgressStyle::with_template(
+                    "{bar:40} {bytes}/{total_bytes} {msg} [{elapsed_precise}, ETA {eta}]",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+        }
+        p
+    }
+
+    /// Reports `done` bytes and `count` units of the second unit so far
+    /// (a [`bytes`](Self::bytes) progress).
+    pub fn set_counting(&mut self, done: u64, count: u64) {
+        let secs = self.start.elapsed().as_secs_f64().max(1e-9);
+        let rate = count as f64 / secs;
+        if let Some(b) = &self.bar {
+            b.set_position(done);
+            b.set_message(format!("{count} {}, {rate:.0} {}/s", self.what, self.what));
+        } else if self.lines && self.last_line.elapsed() >= Duration::from_secs(5) {
+            self.last_line = Instant::now();
+            let pct = 100.0 * done as f64 / self.total.max(1) as f64;
+            let eta = if done > 0 {
+                secs * (self.total.saturating_sub(done)) as f64 / done as f64
+            } else {
+                0.0
+            };
+            eprintln!(
+                "{done}/{} bytes ({pct:.0}%), {count} {} ({rate:.0}/s), ETA {eta:.0} s",
+                self.total, self.what
+            );
+        }
+    }
+
     /// Reports `done` units so far.
     pub fn set(&mut self, done: u64) {
         let rate = done as f64 / self.start.elapsed().as_secs_f64().max(1e-9);

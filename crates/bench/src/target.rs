@@ -1,8 +1,9 @@
 //! The server a bench run drives: an embedded standalone server on a
-//! temporary directory (the default, so a run needs nothing else), or a
+//! temporary directory (the default, so a run needs nothing else) or on a
+//! data directory the caller names (`ferrobase import --data-dir`), or a
 //! running cluster at `--server ADDR`.
 //!
-//! [`with_target`] is the only way to get one: it stops the embedded server
+//! [`with_target`] (or [`with_target_at`]) is the only way to get one: it stops the embedded server
 //! and removes its directory on every exit path, errors included. Stall
 //! counters come from the embedded server's engine, or from a remote
 //! cluster's status (summed over its region servers).
@@ -49,20 +50,39 @@ impl Stalls {
 
 /// A server to drive. See the module docs.
 pub struct Target {
-    embedded: Option<(Standalone, tempfile::TempDir)>,
+    /// The embedded server and its temporary directory (none when it runs
+    /// on a data directory the caller named).
+    embedded: Option<(Standalone, Option<tempfile::TempDir>)>,
     addr: String,
     settings: Settings,
 }
 
 impl Target {
-    async fn start(server: Option<&str>, settings: Settings) -> Result<Target> {
-        match server {
-            Some(addr) => Ok(Target {
+    async fn start_at(
+        server: Option<&str>,
+        data_dir: Option<&std::path::Path>,
+        settings: Settings,
+    ) -> Result<Target> {
+        match (server, data_dir) {
+            (Some(addr), _) => Ok(Target {
                 embedded: None,
                 addr: addr.to_string(),
                 settings,
             }),
-            None => {
+            (None, Some(dir)) => {
+                let bind = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+                let server = Standalone::start(dir, settings.clone(), bind)
+                    .await
+                    .map_err(|e| {
+                        BenchError::Server(format!("embedded server on {}: {e}", dir.display()))
+                    })?;
+                Ok(Target {
+                    addr: server.addr().to_string(),
+                    embedded: Some((server, None)),
+                    settings,
+                })
+            }
+            (None, None) => {
                 let dir = tempfile::Builder::new()
                     .prefix("ferrobase-bench-")
                     .tempdir()
@@ -73,7 +93,7 @@ impl Target {
                     .map_err(|e| BenchError::Server(format!("embedded server: {e}")))?;
                 Ok(Target {
                     addr: server.addr().to_string(),
-                    embedded: Some((server, dir)),
+                    embedded: Some((server, Some(dir))),
                     settings,
                 })
             }
@@ -192,6 +212,25 @@ impl Target {
     }
 }
 
+/// [`with_target`] with the embedded server on `data_dir` when one is
+/// given (kept afterwards, like `ferrobase standalone --data-dir`).
+pub async fn with_target_at<T>(
+    server: Option<&str>,
+    data_dir: Option<&std::path::Path>,
+    settings: Settings,
+    body: impl AsyncFnOnce(&Target) -> Result<T>,
+) -> Result<T> {
+    let target = Target::start_at(server, data_dir, settings).await?;
+    let result = tokio::select! {
+        r = body(&target) => r,
+        _ = tokio::signal::ctrl_c() => Err(BenchError::Interrupted),
+    };
+    let stopped = target.stop().await;
+    let value = result?;
+    stopped?;
+    Ok(value)
+}
+
 /// Runs `body` against a server (embedded when `server` is `None`) and
 /// stops the embedded server afterwards, whether `body` succeeded, failed
 /// or was interrupted by Ctrl-C (then the result is
@@ -201,13 +240,5 @@ pub async fn with_target<T>(
     settings: Settings,
     body: impl AsyncFnOnce(&Target) -> Result<T>,
 ) -> Result<T> {
-    let target = Target::start(server, settings).await?;
-    let result = tokio::select! {
-        r = body(&target) => r,
-        _ = tokio::signal::ctrl_c() => Err(BenchError::Interrupted),
-    };
-    let stopped = target.stop().await;
-    let value = result?;
-    stopped?;
-    Ok(value)
+    with_target_at(server, None, settings, body).await
 }

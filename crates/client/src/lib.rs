@@ -6,7 +6,9 @@
 //! - [`Table`]: put, get, delete, scan ([`ResultScanner`]), batch,
 //!   increment, append, check_and_mutate;
 //! - [`Admin`]: DDL, flush, compaction, cluster status;
-//! - [`BufferedMutator`]: a write buffer counted in encoded bytes.
+//! - [`BufferedMutator`]: a write buffer counted in encoded bytes;
+//! - [`bulk_load`]: staging directories and handing regions sorted store
+//!   files (HBase's `completebulkload` calls).
 //!
 //! Rows travel as cell blocks ([`ferrobase_proto::cellblock`]). The client
 //! never depends on the storage engine.
@@ -25,6 +27,7 @@
 
 pub mod admin;
 pub mod buffered_mutator;
+pub mod bulk_load;
 pub mod connection;
 pub mod error;
 pub mod read;
@@ -36,6 +39,7 @@ pub use admin::{
     TableDescription,
 };
 pub use buffered_mutator::{BufferedMutator, MutationErrors, MutationFailure};
+pub use bulk_load::{BulkLoaded, StagingDir};
 pub use connection::{Connection, RegionLocation};
 pub use error::{ClientError, Result};
 pub use ferrobase_proto::ErrorCode;

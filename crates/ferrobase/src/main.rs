@@ -9,6 +9,7 @@ mod bench_cmd;
 mod cluster_args;
 mod config;
 mod demo;
+mod import_cmd;
 mod info;
 mod master_cmd;
 mod regionserver_cmd;
@@ -62,6 +63,9 @@ enum Command {
     Thrift(thrift_cmd::ThriftArgs),
     /// Benchmarks: the HBase write-path study's load tool, the published experiments, YCSB workloads.
     Bench(ferrobase_bench::cli::BenchArgs),
+    /// Load delimited text files into a table (HBase's ImportTsv), through
+    /// the write path or, with --bulk, as store files handed to the regions.
+    Import(Box<import_cmd::ImportArgs>),
     /// Inspect a store file (like `hbase hfile`).
     Storefile {
         #[command(subcommand)]
@@ -120,6 +124,7 @@ fn main() -> ExitCode {
         Command::Shell(args) => shell_cmd::run(args),
         Command::Thrift(args) => thrift_cmd::run(args),
         Command::Bench(args) => bench_cmd::run(args),
+        Command::Import(args) => import_cmd::run(*args),
         Command::Storefile { command } => match command {
             StorefileCommand::Meta { file } => storefile_cmd::meta(&file),
             StorefileCommand::Cells { file, values } => storefile_cmd::cells(&file, values),

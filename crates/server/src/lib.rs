@@ -5,7 +5,8 @@
 //!
 //! Layout: [`region_server`], [`master`] (with [`assignment`]: reconcile,
 //! balancer, WAL split of dead servers; [`snapshot`]: table snapshots), [`meta`], [`coordination`],
-//! [`service`], [`standalone`], and distributed mode: [`etcd`] (sessions,
+//! [`service`], [`bulk_load`] (a region server adopting staged store files),
+//! [`standalone`], and distributed mode: [`etcd`] (sessions,
 //! registration, election, remote region servers) and [`distributed`] (the
 //! master and region server processes); helpers [`handler_pool`],
 //! [`scanner_leases`], [`row_lock`], [`split_points`], [`error`]; [`hbase_rpc`]
@@ -14,6 +15,7 @@
 //! public API.
 
 pub mod assignment;
+pub mod bulk_load;
 pub mod coordination;
 pub mod distributed;
 pub mod error;

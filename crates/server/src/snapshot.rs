@@ -354,7 +354,13 @@ impl Master {
             for source in names {
                 let rel = snapshot_manifest::store_file_rel(&sr.info, &family.name, source);
                 manifest.next_file_id += 1;
-                let name = format!("{:016x}.{STORE_FILE_EXT}", manifest.next_file_id);
+                // A bulk-loaded file keeps its load's sequence id in its name.
+                let name = match ferrobase_storage::storefile::bulk_seq_id(source) {
+                    Some(seq) => {
+                        ferrobase_storage::storefile::bulk_file_name(manifest.next_file_id, seq)
+                    }
+                    None => format!("{:016x}.{STORE_FILE_EXT}", manifest.next_file_id),
+                };
                 let to = dir.join(&family.name).join(&name);
                 archive::copy_held(&*self.fs, &layout, &rel, &to, &mut |_| {}).map_err(|e| {
                     ServerError::from(e)

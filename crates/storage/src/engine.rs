@@ -184,6 +184,16 @@ impl Engine {
         &self.shared.settings
     }
 
+    /// The storage root the engine stores on.
+    pub fn fs(&self) -> &Arc<dyn Storage> {
+        self.shared.fs()
+    }
+
+    /// The directory of the tables' store files, on [`fs`](Self::fs).
+    pub fn data_dir(&self) -> &Path {
+        self.shared.data_dir()
+    }
+
     /// True when store file reads are local `pread`s (see
     /// [`Storage::reads_are_local`]): a point read then takes microseconds
     /// and may run where it was received.

@@ -3,7 +3,8 @@
 //! The region owns the write path (validate → sequence id → WAL → memstore
 //! → read point), the read path (a consistent view of memstores and files at
 //! a read point), flush (swap the memstores, write one file per store,
-//! publish with the manifest) and compaction of its stores.
+//! publish with the manifest), compaction of its stores, and bulk load
+//! (store files written elsewhere, adopted in one manifest change).
 //!
 //! Concurrency: `state` holds the memstores and file lists. Writers insert
 //! under its *read* lock (shared among writers); flush and compaction take
@@ -14,6 +15,7 @@
 //! A region never talks to the network and never blocks a writer without a
 //! bound: backpressure waits at most `hbase.hstore.blockingWaitTime`.
 
+mod bulk_load;
 mod compact;
 mod flush;
 pub mod info;
@@ -22,6 +24,7 @@ pub mod mvcc;
 mod read;
 mod write;
 
+pub use bulk_load::BulkLoadOutcome;
 pub use info::RegionInfo;
 pub use read::{Get, RegionScanner, Scan};
 

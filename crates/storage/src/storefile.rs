@@ -22,6 +22,8 @@
 //! - `index`: the single-level block index (offset, length, first/last key);
 //! - `fileinfo`: [`FileInfo`] and its serialization;
 //! - `trailer`: the fixed-size trailer;
+//! - `bulk_name`: the names of bulk-loaded files, which carry the
+//!   sequence id their cells are read with;
 //! - `writer`, `reader`, `scanner`: the public types.
 //!
 //! Nothing here applies deletes, versions or TTL (that is `crate::scanner`),
@@ -33,6 +35,7 @@
 
 mod block;
 mod bloom;
+mod bulk_name;
 mod compression;
 mod encoding;
 mod fileinfo;
@@ -42,6 +45,7 @@ mod scanner;
 mod trailer;
 mod writer;
 
+pub use bulk_name::{bulk_file_name, bulk_seq_id};
 pub use fileinfo::FileInfo;
 pub use reader::StoreFileReader;
 pub use scanner::StoreFileScanner;

@@ -228,6 +228,24 @@ impl region_server_server::RegionServer for RegionService {
         ))
     }
 
+    async fn prepare_bulk_load(
+        &self,
+        req: Request<pb::PrepareBulkLoadRequest>,
+    ) -> R<pb::PrepareBulkLoadResponse> {
+        let region = req.into_inner().region_id;
+        handle!(self, |rs| rs.prepare_bulk_load(region))
+    }
+
+    async fn bulk_load(&self, req: Request<pb::BulkLoadRequest>) -> R<pb::BulkLoadResponse> {
+        let req = req.into_inner();
+        handle!(self, |rs| rs.bulk_load(req))
+    }
+
+    async fn cleanup_bulk_load(&self, req: Request<pb::CleanupBulkLoadRequest>) -> R<pb::Empty> {
+        let req = req.into_inner();
+        handle!(self, |rs| rs.cleanup_bulk_load(req).map(|_| pb::Empty {}))
+    }
+
     async fn check_and_mutate(
         &self,
         req: Request<pb::CheckAndMutateRequest>,

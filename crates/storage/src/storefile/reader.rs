@@ -50,6 +50,9 @@ pub struct StoreFileReader {
     index: BlockIndex,
     bloom: Option<BloomFilter>,
     cache: Option<Arc<BlockCache>>,
+    /// The sequence id every cell is read with, for a bulk-loaded file
+    /// (its name says it: `super::bulk_name`).
+    bulk_seq: Option<u64>,
 }
 
 impl StoreFileReader {
@@ -143,7 +146,17 @@ impl StoreFileReader {
                 Some(f)
             }
         };
+        let bulk_seq = at
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(super::bulk_name::bulk_seq_id);
+        let mut info = info;
+        if let Some(seq) = bulk_seq {
+            info.max_seq_id = seq;
+            info.min_seq_id = seq;
+        }
         Ok(Arc::new(StoreFileReader {
+            bulk_seq,
             path: at.to_path_buf(),
             shown,
             file,
@@ -157,6 +170,14 @@ impl StoreFileReader {
         }))
     }
 
+    /// The sequence id a bulk-loaded file's cells are read with (`None`
+    /// for a flush or compaction output, whose cells carry their own).
+    pub fn bulk_seq_id(&self) -> Option<u64> {
+        self.bulk_seq
+    }
+
+    /// The file info; for a bulk-loaded file, its sequence ids are the
+    /// load's.
     pub fn info(&self) -> &FileInfo {
         &self.info
     }

@@ -6,6 +6,9 @@
 //! following blocks. The current block stays loaded, so consecutive seeks
 //! into it (a get after a get, a scanner re-seek) cost no cache lookup.
 //!
+//! A bulk-loaded file's cells are reported with the load's sequence id
+//! (`super::bulk_name`), whatever the file holds.
+//!
 //! The scanner never applies deletes or versions and never swallows an
 //! error: a bad block ends the scan with `Corrupt` (file path, block offset).
 
@@ -128,7 +131,10 @@ impl CellIterator for StoreFileScanner {
     }
 
     fn seq(&self) -> u64 {
-        self.iter.seq()
+        match self.reader.bulk_seq_id() {
+            Some(seq) => seq,
+            None => self.iter.seq(),
+        }
     }
 
     fn value(&self) -> &[u8] {
@@ -145,6 +151,12 @@ impl CellIterator for StoreFileScanner {
         let Some(i) = self.block else {
             return Ok(RowRunCopy::default());
         };
+        if self.reader.bulk_seq_id().is_some() {
+            // A verbatim copy would carry the file's own sequence ids,
+            // not the load's.
+            self.next()?;
+            return Ok(RowRunCopy::default());
+        }
         let mut copied = RowRunCopy::default();
         self.guarded(|s| {
             // The iterator is borrowed mutably: name the block by the reader.
