@@ -25,8 +25,8 @@ import org.apache.hadoop.hdfs.MiniDFSCluster;
  *
  * With --control it also reads commands from standard input, one a line,
  * answering each with one line ("OK ..." or "ERR ..."), and shuts down when
- * standard input ends: a test that starts it through a pipe cannot leak it,
- * even when the test process is killed.
+ * standard input ends, removing DIR/data: a test that starts it through a
+ * pipe cannot leak it, even when the test process is killed.
  *
  *   stop-datanode I      stops the I-th (0-based) running DataNode
  *   restart-datanodes    restarts every DataNode stop-datanode stopped
@@ -103,9 +103,22 @@ public final class MiniHdfs {
       System.out.println(command(cluster, line.trim()));
       System.out.flush();
     }
-    // Standard input closed: whoever started us is gone or done. The data
-    // directory is theirs to remove; nothing needs a clean shutdown.
+    // Standard input closed: whoever started us is gone or done (a test
+    // process may end without dropping its cluster). Its blocks go with
+    // it; the log stays for whoever wants to read it. Nothing needs a
+    // clean shutdown.
+    deleteTree(data);
     Runtime.getRuntime().halt(0);
+  }
+
+  private static void deleteTree(File f) {
+    File[] children = f.listFiles();
+    if (children != null) {
+      for (File c : children) {
+        deleteTree(c);
+      }
+    }
+    f.delete();
   }
 
   /** DataNodes stopped by "stop-datanode", for "restart-datanodes". */
