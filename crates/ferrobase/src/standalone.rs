@@ -66,7 +66,7 @@ pub fn run(args: StandaloneArgs) -> anyhow::Result<()> {
         let bind = SocketAddr::new(args.bind, args.port);
         let (server, place) = match (&args.root, &args.data_dir) {
             (Some(url), _) => {
-                let fs = ferrobase_server::distributed::parse_root(url)?;
+                let fs = ferrobase_server::distributed::parse_root(url, &settings)?;
                 let place = fs.url();
                 let server = Standalone::start_on(fs, settings, bind).await;
                 (server, place)
