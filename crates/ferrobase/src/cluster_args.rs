@@ -14,8 +14,8 @@ pub struct ClusterArgs {
     #[arg(long, value_delimiter = ',', required = true)]
     pub etcd: Vec<String>,
     /// Shared storage root (`hbase.rootdir`): `file:///shared/dir`, a plain
-    /// path, or `s3://bucket/prefix?endpoint=URL` (credentials from the URL
-    /// or the `AWS_*` environment variables).
+    /// path, `s3://bucket/prefix?endpoint=URL` (credentials from the URL
+    /// or the `AWS_*` environment variables), or `hdfs://namenode:port/path`.
     #[arg(long)]
     pub root: String,
     /// A TOML settings file.

@@ -20,8 +20,8 @@ pub struct StandaloneArgs {
     #[arg(long)]
     data_dir: Option<PathBuf>,
     /// Storage root instead of a data directory (`hbase.rootdir`):
-    /// `file:///dir` or `s3://bucket/prefix?endpoint=URL` (see README,
-    /// "Distributed mode").
+    /// `file:///dir`, `s3://bucket/prefix?endpoint=URL` or
+    /// `hdfs://namenode:port/path` (see README, "Distributed mode").
     #[arg(long)]
     root: Option<String>,
     /// A TOML settings file.
