@@ -10,6 +10,8 @@
 #                                 scripts/bench-peer.sh)
 #   scripts/java-deps.sh shell    also Apache HBase's shell (interop/hbase-shell,
 #                                 scripts/hbase-shell-tests.sh)
+#   scripts/java-deps.sh hdfs     Hadoop's MiniDFSCluster instead of the interop tests (interop/hdfs-minicluster,
+#                                 scripts/hdfs-minicluster.sh, the hdfs:// storage tests)
 #   scripts/java-deps.sh peer ycsb   both
 #
 # Idempotent: when a project's pom has not changed since its artifacts were
@@ -22,12 +24,15 @@ root=$(pwd)
 want_peer=0
 want_ycsb=0
 want_shell=0
+want_interop=1
+want_hdfs=0
 for arg in "$@"; do
   case "$arg" in
     peer) want_peer=1 ;;
     ycsb) want_ycsb=1 ;;
     shell) want_shell=1 ;;
-    *) echo "usage: $0 [peer] [ycsb] [shell]" >&2; exit 2 ;;
+    hdfs) want_hdfs=1; want_interop=0 ;;
+    *) echo "usage: $0 [peer] [ycsb] [shell] [hdfs]" >&2; exit 2 ;;
   esac
 done
 
@@ -92,8 +97,17 @@ resolve() {
 
 # The interop tests: compile them and let Surefire fetch its JUnit Platform
 # provider by running it on a tag no test has (no server is started).
-resolve "$root/interop/java" \
-  test -Dgroups=resolve-artifacts-only -Dsurefire.failIfNoSpecifiedTests=false
+if [ "$want_interop" -eq 1 ]; then
+  resolve "$root/interop/java" \
+    test -Dgroups=resolve-artifacts-only -Dsurefire.failIfNoSpecifiedTests=false
+fi
+
+if [ "$want_hdfs" -eq 1 ]; then
+  # Hadoop's shaded hadoop-client-minicluster and the launcher compiled,
+  # and the classpath file scripts/hdfs-minicluster.sh starts it with.
+  resolve "$root/interop/hdfs-minicluster" --output target/classpath.txt \
+    compile dependency:build-classpath -Dmdep.outputFile=target/classpath.txt
+fi
 
 if [ "$want_peer" -eq 1 ]; then
   # The peer: Apache HBase's server jars and their dependencies, and the

@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Tests need the Rust toolchain, etcd-server and moto (below).
+# Tests need the Rust toolchain, etcd-server, moto and Java (below).
 if ! command -v cargo >/dev/null; then
   echo "cargo is required (https://rustup.rs)" >&2
   exit 1
@@ -40,6 +40,14 @@ if ! venv_ready; then
   [ -x .venv/bin/python ] || python3 -m venv .venv
   .venv/bin/pip install -q --upgrade 'moto[server]' happybase
 fi
+
+# HDFS storage: the hdfs:// tests start a real MiniDFSCluster (Hadoop's
+# hadoop-client-minicluster, interop/hdfs-minicluster) in a JVM; this
+# installs a JDK 17 and Maven when missing and fetches the artifacts into
+# ~/.m2 once. FERROBASE_REQUIRE_HDFS makes a missing Java a failure
+# instead of a skip (crates/storage/src/fs/hdfs/testing.rs).
+./scripts/java-deps.sh hdfs
+export FERROBASE_REQUIRE_HDFS=1
 
 # A one-off build gains nothing from incremental state (8 GB of it for this
 # workspace); CI machines have limited disk.

@@ -333,7 +333,7 @@ pub async fn experiment(a: &ExperimentArgs) -> Result<Outcome> {
     if let Some(url) = &a.root {
         // Checked here, not by the cluster's processes, so a typo is named
         // at once instead of as a master that never starts.
-        ferrobase_server::distributed::parse_root(url)
+        ferrobase_server::distributed::parse_root(url, &Settings::default())
             .map_err(|e| BenchError::Invalid(e.to_string()))?;
     }
     let ctx = Ctx {

@@ -14,8 +14,8 @@ pub struct ClusterArgs {
     #[arg(long, value_delimiter = ',', required = true)]
     pub etcd: Vec<String>,
     /// Shared storage root (`hbase.rootdir`): `file:///shared/dir`, a plain
-    /// path, or `s3://bucket/prefix?endpoint=URL` (credentials from the URL
-    /// or the `AWS_*` environment variables).
+    /// path, `s3://bucket/prefix?endpoint=URL` (credentials from the URL
+    /// or the `AWS_*` environment variables), or `hdfs://namenode:port/path`.
     #[arg(long)]
     pub root: String,
     /// A TOML settings file.
@@ -44,7 +44,7 @@ impl ClusterArgs {
         info_setting: fn(&ferrobase_types::Settings) -> i64,
     ) -> anyhow::Result<ClusterConfig> {
         let settings = crate::config::load(self.config.as_deref(), &self.set)?;
-        let root = parse_root(&self.root).context("in --root")?;
+        let root = parse_root(&self.root, &settings).context("in --root")?;
         root.create_dir_all(std::path::Path::new(""))
             .with_context(|| format!("creating the root {}", root.url()))?;
         let info_port =

@@ -20,8 +20,8 @@ pub struct StandaloneArgs {
     #[arg(long)]
     data_dir: Option<PathBuf>,
     /// Storage root instead of a data directory (`hbase.rootdir`):
-    /// `file:///dir` or `s3://bucket/prefix?endpoint=URL` (see README,
-    /// "Distributed mode").
+    /// `file:///dir`, `s3://bucket/prefix?endpoint=URL` or
+    /// `hdfs://namenode:port/path` (see README, "Distributed mode").
     #[arg(long)]
     root: Option<String>,
     /// A TOML settings file.
@@ -66,7 +66,7 @@ pub fn run(args: StandaloneArgs) -> anyhow::Result<()> {
         let bind = SocketAddr::new(args.bind, args.port);
         let (server, place) = match (&args.root, &args.data_dir) {
             (Some(url), _) => {
-                let fs = ferrobase_server::distributed::parse_root(url)?;
+                let fs = ferrobase_server::distributed::parse_root(url, &settings)?;
                 let place = fs.url();
                 let server = Standalone::start_on(fs, settings, bind).await;
                 (server, place)

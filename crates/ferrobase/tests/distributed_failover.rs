@@ -5,9 +5,11 @@
 //! edits), and every acknowledged row is readable. Prints the MTTR: from
 //! the kill to the last region online again.
 //!
-//! The same scenario runs on both storage roots: a shared directory, and
-//! an S3 bucket (a real moto server on loopback), where WAL batches are
-//! objects and the fence is an `OWNER` object instead of a rename.
+//! The same scenario runs on three storage roots: a shared directory, an
+//! S3 bucket (a real moto server on loopback), where WAL batches are
+//! objects and the fence is an `OWNER` object instead of a rename, and
+//! HDFS (a MiniDFSCluster), where the master recovers the lease of the
+//! dead server's open segment before splitting it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod cluster;
@@ -49,6 +51,17 @@ async fn kill_9_on_an_s3_root_loses_no_acknowledged_row() -> Result<()> {
         assert!(names.iter().any(|n| n == want), "{want} not in {names:?}");
     }
     Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_on_an_hdfs_root_loses_no_acknowledged_row() -> Result<()> {
+    let _turn = ONE_CLUSTER_AT_A_TIME.lock().await;
+    // A real MiniDFSCluster; skipped (loudly) only without Java in a dev run.
+    let Some(hdfs) = ferrobase_storage::fs::hdfs::testing::MiniHdfs::start() else {
+        return Ok(());
+    };
+    let mut c = cluster::Cluster::start_on(Some(hdfs.url("cluster")), 1, 3, &[])?;
+    failover(&mut c, "HDFS (MiniDFSCluster)").await
 }
 
 async fn failover(c: &mut cluster::Cluster, root: &str) -> Result<()> {

@@ -4,9 +4,10 @@
 //! Clients that still have it cached send it writes at once. It must not
 //! acknowledge any of them (the master fenced its WAL directory before the
 //! split, so its next group commit fails), and it must exit; every
-//! acknowledged row is readable afterwards. Run on both roots: a shared
-//! directory (the fence is a rename) and S3 (the fence is the deletion of
-//! the server's `OWNER` object).
+//! acknowledged row is readable afterwards. Run on three roots: a shared
+//! directory (the fence is a rename), S3 (the fence is the deletion of
+//! the server's `OWNER` object) and HDFS (a rename, then recoverLease of
+//! every segment: the resumed server's next hsync fails at the NameNode).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod cluster;
@@ -34,6 +35,17 @@ async fn on_s3_a_resumed_region_server_acknowledges_nothing_after_its_wal_split(
     let _turn = ONE_CLUSTER_AT_A_TIME.lock().await;
     let moto = ferrobase_storage::fs::s3::testing::MotoServer::start();
     let mut c = cluster::Cluster::start_on(Some(moto.url("fence")), 1, 2, &[])?;
+    fencing(&mut c).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_hdfs_a_resumed_region_server_acknowledges_nothing_after_its_wal_split() -> Result<()> {
+    let _turn = ONE_CLUSTER_AT_A_TIME.lock().await;
+    // A real MiniDFSCluster; skipped (loudly) only without Java in a dev run.
+    let Some(hdfs) = ferrobase_storage::fs::hdfs::testing::MiniHdfs::start() else {
+        return Ok(());
+    };
+    let mut c = cluster::Cluster::start_on(Some(hdfs.url("fence")), 1, 2, &[])?;
     fencing(&mut c).await
 }
 

@@ -1,6 +1,8 @@
 //! Crash test through the client: a SYNC_WAL writer is running when the
 //! `ferrobase standalone` child process is killed with SIGKILL; after a
-//! restart on the same directory (or S3 root, a real moto server) every
+//! restart on the same directory (or S3 root, a real moto server, or HDFS
+//! root, a MiniDFSCluster, where the restart recovers the lease of the
+//! killed process's open WAL segment) every
 //! acknowledged row is readable. Then SIGTERM stops the server cleanly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -55,6 +57,16 @@ async fn sigkill_loses_no_acknowledged_sync_wal_row() {
 async fn on_s3_sigkill_loses_no_acknowledged_sync_wal_row() {
     let moto = ferrobase_storage::fs::s3::testing::MotoServer::start();
     let url = moto.url("crash");
+    crash(("--root", OsStr::new(&url))).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_hdfs_sigkill_loses_no_acknowledged_sync_wal_row() {
+    // A real MiniDFSCluster; skipped (loudly) only without Java in a dev run.
+    let Some(hdfs) = ferrobase_storage::fs::hdfs::testing::MiniHdfs::start() else {
+        return;
+    };
+    let url = hdfs.url("crash");
     crash(("--root", OsStr::new(&url))).await;
 }
 

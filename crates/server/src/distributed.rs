@@ -75,9 +75,10 @@ async fn start_info(
 }
 
 /// The storage a `--root` URL names: `file:///abs/dir` (or a plain path),
-/// or `s3://bucket/prefix?endpoint=…` (see `ferrobase_storage::fs`).
-pub fn parse_root(url: &str) -> Result<Arc<dyn Storage>> {
-    ferrobase_storage::fs::from_url(url)
+/// `s3://bucket/prefix?endpoint=…` or `hdfs://namenode:port/path` (see
+/// `ferrobase_storage::fs`), shaped by `settings` (`dfs.replication`, ...).
+pub fn parse_root(url: &str, settings: &Settings) -> Result<Arc<dyn Storage>> {
+    ferrobase_storage::fs::open_root(url, settings)
         .map_err(|e| ServerError::new(ErrorCode::InvalidRequest, format!("--root '{url}': {e}")))
 }
 
@@ -381,16 +382,18 @@ mod tests {
     #[test]
     fn bad_roots_are_refused_by_name() {
         assert_eq!(
-            parse_root("file:///shared/fb").map(|r| r.url()).ok(),
+            parse_root("file:///shared/fb", &Settings::default())
+                .map(|r| r.url())
+                .ok(),
             Some("file:///shared/fb".to_string())
         );
         for (url, says) in [
-            ("hdfs://nn:8020/fb", "hdfs:// roots are not built"),
+            ("hdfs://nn:8020/fb?colour=red", "unknown query parameter"),
             ("s3://?endpoint=x", "bucket"),
             ("file://relative", "absolute path"),
             ("", "empty"),
         ] {
-            let e = parse_root(url)
+            let e = parse_root(url, &Settings::default())
                 .err()
                 .map(|e| e.to_string())
                 .unwrap_or_default();

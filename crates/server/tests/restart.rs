@@ -35,6 +35,15 @@ async fn restart_on_an_s3_root_keeps_tables_and_rows() {
     restart(Root::Url(&moto.url("standalone"))).await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restart_on_an_hdfs_root_keeps_tables_and_rows() {
+    // A real MiniDFSCluster; skipped (loudly) only without Java in a dev run.
+    let Some(hdfs) = ferrobase_storage::fs::hdfs::testing::MiniHdfs::start() else {
+        return;
+    };
+    restart(Root::Url(&hdfs.url("standalone"))).await;
+}
+
 async fn restart(root: Root<'_>) {
     {
         let (server, conn) = start(&root).await;

@@ -6,6 +6,7 @@
 //! |-----------------------------------|--------------------|------------------------------|
 //! | `/dir`, `file:///dir`             | [`LocalFs`]        | append + fdatasync           |
 //! | `s3://bucket/prefix?endpoint=…`   | [`S3Fs`](s3::S3Fs) | one object per group commit  |
+//! | `hdfs://namenode:port/path`       | [`HdfsFs`](hdfs::HdfsFs) | one file per segment, hsync per group commit |
 //!
 //! Paths are `/`-separated and relative to the root (an absolute path on a
 //! local root is used as is). The operations are the few the engine needs,
@@ -26,13 +27,16 @@
 //!
 //! This module never interprets the bytes it moves.
 
+pub mod hdfs;
 pub mod local;
 pub mod pipelined;
+mod runtime;
 pub mod s3;
 
 pub use local::LocalFs;
 
 use crate::error::{Result, StorageError};
+use ferrobase_types::Settings;
 use std::fmt;
 use std::io;
 use std::path::Path;
@@ -186,12 +190,23 @@ pub fn copy_between<S: Storage + ?Sized, D: Storage + ?Sized>(
 }
 
 /// Opens the storage a `--root` URL names: a plain path or `file://` URL
-/// (local), or `s3://bucket[/prefix]` with `endpoint`, `region`,
+/// (local), `s3://bucket[/prefix]` with `endpoint`, `region`,
 /// `access_key_id`, `secret_access_key` query parameters (or the usual
-/// `AWS_*` environment variables).
+/// `AWS_*` environment variables), or `hdfs://namenode[:port][/path]`,
+/// with default [`Settings`].
 pub fn from_url(url: &str) -> Result<Arc<dyn Storage>> {
+    open_root(url, &Settings::default())
+}
+
+/// [`from_url`] with the process's settings (`dfs.replication`,
+/// `dfs.blocksize`, `hbase.regionserver.hlog.blocksize` shape the files an
+/// `hdfs://` root creates).
+pub fn open_root(url: &str, settings: &Settings) -> Result<Arc<dyn Storage>> {
     if let Some(rest) = url.strip_prefix("s3://") {
         return Ok(Arc::new(s3::S3Fs::from_url(rest)?) as Arc<dyn Storage>);
+    }
+    if let Some(rest) = url.strip_prefix("hdfs://") {
+        return Ok(Arc::new(hdfs::HdfsFs::from_url(rest, settings)?) as Arc<dyn Storage>);
     }
     if let Some(path) = url.strip_prefix("file://") {
         if !path.starts_with('/') {
@@ -202,17 +217,10 @@ pub fn from_url(url: &str) -> Result<Arc<dyn Storage>> {
         }
         return Ok(Arc::new(LocalFs::new(path)));
     }
-    if url.starts_with("hdfs://") {
-        return Err(bad_url(
-            url,
-            "hdfs:// roots are not built (see docs/storage.md); an HDFS cluster can serve \
-             through its NFS gateway (file://) or an S3 gateway (s3://)",
-        ));
-    }
     if let Some((scheme, _)) = url.split_once("://") {
         return Err(bad_url(
             url,
-            &format!("unknown scheme '{scheme}' (valid: file://, s3://, or a plain path)"),
+            &format!("unknown scheme '{scheme}' (valid: file://, s3://, hdfs://, or a plain path)"),
         ));
     }
     if url.is_empty() {
@@ -234,9 +242,10 @@ mod tests {
     fn urls_pick_a_backend_or_say_what_is_wrong() {
         assert!(from_url("/tmp/x").is_ok());
         assert!(from_url("file:///tmp/x").is_ok());
+        assert!(from_url("hdfs://nn:8020/x").is_ok(), "no request is sent");
         for (bad, says) in [
             ("file://tmp/x", "absolute path"),
-            ("hdfs://nn:8020/x", "hdfs:// roots are not built"),
+            ("hdfs://", "no NameNode"),
             ("gs://b/x", "unknown scheme 'gs'"),
             ("", "empty root"),
             ("s3://", "bucket"),

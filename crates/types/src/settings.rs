@@ -215,6 +215,10 @@ settings! {
         "Block cache size: a fraction of ferrobase.memory.size (≤ 1.0) or bytes (> 1.0); 0 disables it.";
     wal_block_size: u64 = 268_435_456, "hbase.regionserver.hlog.blocksize",
         "WAL block size; a segment rolls at logroll.multiplier × this.";
+    dfs_replication: u64 = 3, "dfs.replication",
+        "Replicas of every file ferrobase creates on an hdfs:// root (store files, manifests, WAL segments).";
+    dfs_blocksize: u64 = 134_217_728, "dfs.blocksize",
+        "HDFS block size of store files and other files on an hdfs:// root (WAL segments use hbase.regionserver.hlog.blocksize).";
     wal_roll_multiplier: f64 = 0.5, "hbase.regionserver.logroll.multiplier",
         "Fraction of the WAL block size at which a segment rolls.";
     wal_max_logs: usize = 32, "hbase.regionserver.maxlogs",

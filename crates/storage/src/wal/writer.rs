@@ -323,7 +323,9 @@ impl Writer {
             p.kicked = false;
             (p.end, p.fsync_upto > io.synced)
         };
-        let result = self.write_batch(io, end, want_sync);
+        let result = self
+            .write_batch(io, end, want_sync)
+            .map_err(|e| self.explain_failure(e));
         if let Err(e) = &result {
             // Refuse new appends before anyone is told: no later append may
             // be acknowledged after bytes were lost.
@@ -370,16 +372,33 @@ impl Writer {
         Ok((io.written, io.synced))
     }
 
+    /// A write or sync that failed because the directory was fenced is
+    /// reported as the fence: on HDFS the fence takes the segment's lease
+    /// away, so the write itself fails before the claim is checked.
+    fn explain_failure(&self, e: StorageError) -> StorageError {
+        if matches!(e, StorageError::Fenced(_)) {
+            return e;
+        }
+        match self.claim.still_held() {
+            Ok(false) => StorageError::Fenced(format!("{} ({e})", self.fenced_message())),
+            _ => e,
+        }
+    }
+
     /// Fails if the WAL directory was fenced or removed (module docs).
     fn check_fence(&self) -> Result<()> {
         if self.claim.still_held()? {
             return Ok(());
         }
-        Err(StorageError::Fenced(format!(
+        Err(StorageError::Fenced(self.fenced_message()))
+    }
+
+    fn fenced_message(&self) -> String {
+        format!(
             "the WAL directory {} was fenced or removed (the master is splitting this \
              server's WAL: its lease expired); this server acknowledges no more writes",
             self.fs.display(&self.dir)
-        )))
+        )
     }
 
     fn sync_file(&self, io: &mut IoState) -> Result<()> {

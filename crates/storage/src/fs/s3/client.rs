@@ -1,35 +1,21 @@
 //! [`Client`]: one bucket prefix behind an OpenDAL operator, driven from
 //! synchronous code.
 //!
-//! Owns the private tokio runtime, the mapping from storage paths to
-//! object keys, and the translation of OpenDAL errors into
-//! [`StorageError::Io`] naming `s3://bucket/key`. It never decides what
-//! an operation means (that is the rest of `fs::s3`).
-//!
-//! Why a private runtime and `spawn` + a std channel: the engine calls
-//! [`Storage`](crate::fs::Storage) from plain threads *and* from inside
-//! the server's tokio workers. `Runtime::block_on` panics in the latter,
-//! and `Handle::current()` does not exist in the former; spawning onto a
-//! runtime this value owns and blocking on a std channel works in both.
-//! (Blocking a server worker for one request is the price of a
-//! synchronous trait, the same as a local `fsync`.)
+//! Owns the private tokio runtime (a [`BlockingRuntime`]: why, there),
+//! the mapping from storage paths to object keys, and the translation of
+//! OpenDAL errors into [`StorageError::Io`] naming `s3://bucket/key`. It
+//! never decides what an operation means (that is the rest of `fs::s3`).
 
 use super::config::{self, S3Config};
 use crate::error::{Result, StorageError};
+use crate::fs::runtime::BlockingRuntime;
+pub(crate) use crate::fs::runtime::wait;
 use opendal::{OperationContext, Operator};
 use std::future::Future;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Once, mpsc};
 use std::time::Duration;
-use tokio::runtime::Runtime;
-
-/// The result of a request begun with [`Client::start`].
-pub(crate) fn wait<T>(rx: mpsc::Receiver<T>) -> io::Result<T> {
-    rx.recv().map_err(|_| {
-        io::Error::other("the S3 request was dropped (its task panicked or the runtime stopped)")
-    })
-}
 
 /// A TCP connect that takes longer means the endpoint is wrong or down.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -43,7 +29,7 @@ pub(crate) struct Client {
     pub bucket: String,
     /// Normalized (see [`config::normalize`]); empty for the bucket root.
     pub prefix: String,
-    runtime: OwnedRuntime,
+    runtime: BlockingRuntime,
 }
 
 impl std::fmt::Debug for Client {
@@ -92,17 +78,13 @@ impl Client {
             .map_err(|e| bad("bad S3 configuration", &e))?
             .with_context(OperationContext::new().with_http_transport(transport));
 
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name("ferrobase-s3")
-            .enable_all()
-            .build()
+        let runtime = BlockingRuntime::new("ferrobase-s3")
             .map_err(|e| StorageError::io(format!("s3://{}", cfg.bucket), e))?;
         Ok(Client {
             op,
             bucket: cfg.bucket.clone(),
             prefix: cfg.prefix.clone(),
-            runtime: OwnedRuntime(Some(runtime)),
+            runtime,
         })
     }
 
@@ -113,7 +95,7 @@ impl Client {
         T: Send + 'static,
         F: Future<Output = T> + Send + 'static,
     {
-        wait(self.start(fut))
+        self.runtime.run(fut)
     }
 
     /// Starts `fut` on the private runtime; [`wait`] on the receiver gives
@@ -123,13 +105,7 @@ impl Client {
         T: Send + 'static,
         F: Future<Output = T> + Send + 'static,
     {
-        let (tx, rx) = mpsc::sync_channel(1);
-        self.runtime.spawn(async move {
-            // The receiver waits until this sends; it is gone only if the
-            // caller gave up on the result (or was unwound).
-            let _ = tx.send(fut.await);
-        });
-        rx
+        self.runtime.start(fut)
     }
 
     /// [`run`](Self::run) for an OpenDAL call, with its error as `io::Error`.
@@ -145,7 +121,7 @@ impl Client {
 
     /// Starts `fut` and does not wait (best-effort cleanup from `Drop`).
     pub fn detach(&self, fut: impl Future<Output = ()> + Send + 'static) {
-        self.runtime.spawn(fut);
+        self.runtime.detach(fut);
     }
 
     /// The object key of `path`: the prefix joined with the normalized
@@ -240,25 +216,4 @@ fn install_crypto_provider() {
         // Err: another component installed one first; that one serves.
         let _ = rustls::crypto::ring::default_provider().install_default();
     });
-}
-
-/// A runtime that may be dropped anywhere: `Runtime`'s own drop blocks
-/// waiting for its tasks and panics inside another runtime's worker, where
-/// the last `S3Fs` handle may well be dropped.
-struct OwnedRuntime(Option<Runtime>);
-
-impl OwnedRuntime {
-    fn spawn(&self, fut: impl Future<Output = ()> + Send + 'static) {
-        if let Some(rt) = &self.0 {
-            rt.spawn(fut);
-        }
-    }
-}
-
-impl Drop for OwnedRuntime {
-    fn drop(&mut self) {
-        if let Some(rt) = self.0.take() {
-            rt.shutdown_background();
-        }
-    }
 }
