@@ -60,7 +60,7 @@ pub struct ImportArgs {
     /// Memory for sorting lines into store files, all readers (k/m/g).
     #[arg(long, default_value = "256m", value_parser = parse_size)]
     bulk_buffer: u64,
-    /// Where bad lines go (default: ./<table>.rejects).
+    /// Where bad lines go (default: `./<table>.rejects`).
     #[arg(long)]
     rejects: Option<PathBuf>,
     /// A running server or master (host:port).

@@ -11,7 +11,7 @@
 //! - [`columns`]: the column spec (`HBASE_ROW_KEY`, `HBASE_TS_KEY`,
 //!   `family:qualifier`);
 //! - [`splits`]: files cut on line boundaries, several readers a file;
-//! - [`line`]: one line split and checked (what makes a line bad);
+//! - [`line`](mod@line): one line split and checked (what makes a line bad);
 //! - [`rejects`]: the rejects file, with each bad line's file line number;
 //! - [`sink`]: where good lines go: the write path, or nowhere (dry run);
 //! - [`bulk_sink`]: good lines sorted into store files per region;

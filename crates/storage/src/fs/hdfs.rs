@@ -21,7 +21,7 @@
 //! `ConnectionRefused` (NameNode not answering).
 //!
 //! Submodules: `config` parses the root, `client` runs requests from
-//! synchronous code and translates errors, [`testing`] starts a real
+//! synchronous code and translates errors, `testing` (feature `test-util`) starts a real
 //! MiniDFSCluster for tests. This module only maps each [`Storage`] call
 //! onto them.
 
@@ -30,7 +30,7 @@ mod config;
 mod fence;
 mod file;
 mod log;
-#[doc(hidden)]
+#[cfg(any(test, feature = "test-util"))]
 pub mod testing;
 
 use super::{DirClaim, FileWriter, LogWriter, RandomRead, Storage};

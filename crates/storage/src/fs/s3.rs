@@ -14,7 +14,7 @@
 //! | fence                          | delete `dir/OWNER`, then copy, then delete (`fence`) |
 //!
 //! Submodules: `config` parses the root, `client` runs requests from
-//! synchronous code on a private runtime, [`testing`] starts a moto S3
+//! synchronous code on a private runtime, `testing` (feature `test-util`) starts a moto S3
 //! server for tests. This module only maps each [`Storage`] call onto them;
 //! it never retries (a retried `put_new` could report a lost race for its
 //! own write) and never caches.
