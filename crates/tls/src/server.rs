@@ -35,6 +35,15 @@ pub struct ServerTls {
     tls_only_because: &'static str,
 }
 
+impl std::fmt::Debug for ServerTls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerTls")
+            .field("port", &self.port)
+            .field("support_plaintext", &self.support_plaintext)
+            .finish_non_exhaustive()
+    }
+}
+
 /// What [`ServerTls::accept`] made of a connection.
 pub enum Accepted {
     /// Ready to serve, TLS or (where allowed) plaintext.

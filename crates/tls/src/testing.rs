@@ -4,6 +4,8 @@
 //! identity (CN `alice`), expired ones, and the same signed by a second,
 //! untrusted CA; [`TestPki::server_settings`] and
 //! [`TestPki::client_settings`] turn them into HBase settings.
+//! [`logged_lines`] captures the process's log lines, so a test can assert
+//! what a refusal logged.
 
 use ferrobase_types::{ClientAuth, Settings};
 use rcgen::{
@@ -12,6 +14,7 @@ use rcgen::{
 };
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// A generated set of certificates, as PEM files in one directory.
 #[derive(Debug, Clone)]
@@ -144,5 +147,67 @@ impl TestPki {
         s.tls_truststore_location = trust.display().to_string();
         s.tls_keystore_location = key_store.map(|p| p.display().to_string()).unwrap_or_default();
         s
+    }
+}
+
+/// Every log line of this test process so far that contains `needle`
+/// (the first call installs the capturing subscriber, at `info`).
+pub fn logged_lines(needle: &str) -> String {
+    let text = String::from_utf8_lossy(&capture().lock().unwrap_or_else(|e| e.into_inner())).to_string();
+    text.lines()
+        .filter(|l| l.contains(needle))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Installs the capturing subscriber (idempotent); call before the code
+/// whose lines are wanted runs.
+pub fn capture_logs() {
+    capture();
+}
+
+/// Waits (a bounded while) until a line containing every one of `words` is
+/// logged; returns the lines containing the first word.
+pub async fn wait_for_log(words: &[&str]) -> String {
+    let first = words.first().copied().unwrap_or("");
+    for _ in 0..500 {
+        let lines = logged_lines(first);
+        if lines.lines().any(|l| words.iter().all(|w| l.contains(w))) {
+            return lines;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    logged_lines(first)
+}
+
+fn capture() -> Arc<Mutex<Vec<u8>>> {
+    static LOGS: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
+    LOGS.get_or_init(|| {
+        let buf = Arc::new(Mutex::new(Vec::new()));
+        let sink = buf.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_ansi(false)
+            .with_max_level(tracing::Level::INFO)
+            .with_writer(move || Sink(sink.clone()))
+            .finish();
+        let _ = tracing::subscriber::set_global_default(subscriber);
+        buf
+    })
+    .clone()
+}
+
+struct Sink(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Sink {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend_from_slice(b);
+        Ok(b.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }

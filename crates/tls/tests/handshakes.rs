@@ -8,48 +8,18 @@
 use ferrobase_tls::testing::TestPki;
 use ferrobase_tls::{Accepted, ClientTls, ServerTls};
 use ferrobase_types::{ClientAuth, Settings};
-use std::io::Write;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-/// Every log line of this test binary.
-fn logs() -> Arc<Mutex<Vec<u8>>> {
-    static LOGS: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
-    LOGS.get_or_init(|| {
-        let buf = Arc::new(Mutex::new(Vec::new()));
-        let sink = buf.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_ansi(false)
-            .with_writer(move || Sink(sink.clone()))
-            .finish();
-        let _ = tracing::subscriber::set_global_default(subscriber);
-        buf
-    })
-    .clone()
-}
-
-struct Sink(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Sink {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
+fn logs() {
+    ferrobase_tls::testing::capture_logs();
 }
 
 /// Lines logged about connections from `peer`.
 fn logged_about(peer: SocketAddr) -> String {
-    let text = String::from_utf8_lossy(&logs().lock().unwrap()).to_string();
-    let needle = peer.to_string();
-    text.lines()
-        .filter(|l| l.contains(&needle))
-        .collect::<Vec<_>>()
-        .join("\n")
+    ferrobase_tls::testing::logged_lines(&peer.to_string())
 }
 
 /// Serves one connection: answers `hello` with the caller's user name
@@ -169,16 +139,8 @@ async fn bad_client_certificates_are_refused_and_logged() {
         let e = hello(&client, addr).await.unwrap_err();
         assert!(e.contains(client_says), "{e}");
         // The server's side of it is in its log.
-        let mut seen = false;
-        for _ in 0..200 {
-            let text = String::from_utf8_lossy(&logs().lock().unwrap()).to_string();
-            if text.contains(server_says) {
-                seen = true;
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
-        assert!(seen, "no log line saying '{server_says}'");
+        let lines = ferrobase_tls::testing::wait_for_log(&["TLS handshake with", server_says]).await;
+        assert!(lines.contains(server_says), "no log line saying '{server_says}': {lines}");
     }
 }
 
