@@ -5,6 +5,7 @@
 //! (`hbase.client.netty.tls.verify.server.hostname`). [`ClientTls::connect`]
 //! dials and completes the handshake, or fails naming the cause.
 
+use crate::confirm::{TicketWatch, confirm};
 use crate::error::TlsError;
 use crate::handshake::{self, Side};
 use crate::store;
@@ -18,11 +19,16 @@ use std::time::Duration;
 use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 
+/// Longest wait for a TLS 1.3 server's verdict on a client certificate.
+const CONFIRM_PATIENCE: Duration = Duration::from_secs(2);
+
 /// A client's TLS configuration; cheap to clone.
 #[derive(Clone)]
 pub struct ClientTls {
     connector: tokio_rustls::TlsConnector,
     handshake_timeout: Duration,
+    /// Tickets received: see [`crate::confirm`].
+    tickets: Arc<TicketWatch>,
 }
 
 impl std::fmt::Debug for ClientTls {
@@ -57,7 +63,7 @@ impl ClientTls {
                 .dangerous()
                 .with_custom_certificate_verifier(Arc::new(AnyHostName(webpki)))
         };
-        let config = match store::identity(settings)? {
+        let mut config = match store::identity(settings)? {
             Some(id) => builder
                 .with_client_auth_cert(id.chain, id.key)
                 .map_err(|e| TlsError::Store {
@@ -67,9 +73,13 @@ impl ClientTls {
                 })?,
             None => builder.with_no_client_auth(),
         };
+        // Also without a certificate: the server may require one.
+        let tickets = Arc::new(TicketWatch::new());
+        config.resumption = rustls::client::Resumption::store(tickets.clone());
         Ok(Some(ClientTls {
             connector: tokio_rustls::TlsConnector::from(Arc::new(config)),
             handshake_timeout: Duration::from_millis(settings.tls_handshake_timeout_ms.max(100)),
+            tickets,
         }))
     }
 
@@ -95,8 +105,23 @@ impl ClientTls {
         name: ServerName<'static>,
         peer: &str,
     ) -> Result<TlsStream<TcpStream>, TlsError> {
-        match tokio::time::timeout(self.handshake_timeout, self.connector.connect(name, tcp)).await {
-            Ok(Ok(s)) => Ok(s),
+        let tickets = self.tickets.subscribe();
+        match tokio::time::timeout(self.handshake_timeout, self.connector.connect(name, tcp)).await
+        {
+            Ok(Ok(mut s)) => {
+                let tls13 =
+                    s.get_ref().1.protocol_version() == Some(rustls::ProtocolVersion::TLSv1_3);
+                if tls13 {
+                    let patience = self.handshake_timeout.min(CONFIRM_PATIENCE);
+                    if let Err(e) = confirm(&mut s, tickets, patience).await {
+                        return Err(TlsError::Handshake {
+                            peer: peer.to_string(),
+                            reason: handshake::describe(&e, Side::Client),
+                        });
+                    }
+                }
+                Ok(s)
+            }
             Ok(Err(e)) => Err(TlsError::Handshake {
                 peer: peer.to_string(),
                 reason: handshake::describe(&e, Side::Client),
@@ -114,11 +139,9 @@ impl ClientTls {
 
 /// The name a certificate must carry for `host` (a DNS name or an IP).
 pub fn server_name(host: &str) -> Result<ServerName<'static>, TlsError> {
-    ServerName::try_from(host.trim_matches(['[', ']']).to_string()).map_err(|e| {
-        TlsError::Setting {
-            setting: "server address",
-            message: format!("'{host}' is not a host name or IP address: {e}"),
-        }
+    ServerName::try_from(host.trim_matches(['[', ']']).to_string()).map_err(|e| TlsError::Setting {
+        setting: "server address",
+        message: format!("'{host}' is not a host name or IP address: {e}"),
     })
 }
 
@@ -136,13 +159,10 @@ impl ServerCertVerifier for AnyHostName {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, Error> {
-        match self.0.verify_server_cert(
-            end_entity,
-            intermediates,
-            server_name,
-            ocsp_response,
-            now,
-        ) {
+        match self
+            .0
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+        {
             Err(Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             )) => Ok(ServerCertVerified::assertion()),

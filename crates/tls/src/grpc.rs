@@ -48,6 +48,13 @@ pub fn tls_cause(error: &(dyn std::error::Error + 'static)) -> Option<String> {
                 crate::handshake::describe_rustls(rustls, crate::handshake::Side::Client)
             ));
         }
+        // hyper keeps an I/O error's words, not its rustls error.
+        if let Some(alert) = e.to_string().strip_prefix("received fatal alert: ") {
+            return Some(format!(
+                "TLS failed: {}",
+                crate::handshake::describe_alert_name(alert.trim())
+            ));
+        }
         next = e.source();
     }
     None

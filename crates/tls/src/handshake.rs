@@ -123,6 +123,25 @@ pub fn describe_rustls(e: &Error, side: Side) -> String {
     }
 }
 
+/// The alert named `name` (rustls's name for it, as in "received fatal
+/// alert: UnknownCA"), as [`describe_rustls`] words it for a client.
+pub fn describe_alert_name(name: &str) -> String {
+    let known = [
+        AlertDescription::CertificateExpired,
+        AlertDescription::UnknownCA,
+        AlertDescription::BadCertificate,
+        AlertDescription::UnsupportedCertificate,
+        AlertDescription::CertificateRequired,
+        AlertDescription::HandshakeFailure,
+        AlertDescription::CertificateRevoked,
+        AlertDescription::AccessDenied,
+    ];
+    match known.into_iter().find(|a| format!("{a:?}") == name) {
+        Some(alert) => describe_rustls(&Error::AlertReceived(alert), Side::Client),
+        None => format!("the server sent the alert {name}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,7 +149,10 @@ mod tests {
     #[test]
     fn causes_are_named() {
         let expired = Error::InvalidCertificate(CertificateError::Expired);
-        assert!(describe_rustls(&expired, Side::Client).contains("the server's certificate has expired"));
+        assert!(
+            describe_rustls(&expired, Side::Client)
+                .contains("the server's certificate has expired")
+        );
         let unknown = Error::InvalidCertificate(CertificateError::UnknownIssuer);
         assert!(describe_rustls(&unknown, Side::Server).contains("wrong CA"));
         let alert = Error::AlertReceived(AlertDescription::UnknownCA);
@@ -139,6 +161,8 @@ mod tests {
         assert!(describe_rustls(&none, Side::Server).contains("NEED"));
         let io = std::io::Error::new(std::io::ErrorKind::InvalidData, expired);
         assert!(describe(&io, Side::Client).contains("expired"));
+        assert!(describe_alert_name("CertificateExpired").contains("has expired"));
+        assert!(describe_alert_name("Nonsense").contains("Nonsense"));
         let eof = std::io::Error::from(std::io::ErrorKind::UnexpectedEof);
         assert!(describe(&eof, Side::Client).contains("may not speak TLS"));
     }

@@ -22,6 +22,7 @@
 //! that speak gRPC, HBase RPC, Thrift or HTTP over them.
 
 pub mod client;
+mod confirm;
 pub mod error;
 pub mod grpc;
 pub mod handshake;

@@ -199,10 +199,15 @@ impl ServerTls {
     }
 
     async fn handshake(&self, stream: TcpStream, peer: SocketAddr) -> Accepted {
-        let done = tokio::time::timeout(self.handshake_timeout, self.acceptor.accept(stream)).await;
+        let accept = self.acceptor.accept(stream).into_fallible();
+        let done = tokio::time::timeout(self.handshake_timeout, accept).await;
         let reason = match done {
             Ok(Ok(tls)) => return Accepted::Stream(ServerStream::tls(tls)),
-            Ok(Err(e)) => handshake::describe(&e, Side::Server),
+            Ok(Err((e, tcp))) => {
+                let reason = handshake::describe(&e, Side::Server);
+                linger(tcp).await;
+                reason
+            }
             Err(_) => format!(
                 "not finished within {} ms (hbase.client.netty.tls.handshaketimeout)",
                 self.handshake_timeout.as_millis()
@@ -217,12 +222,40 @@ impl ServerTls {
     }
 }
 
+/// Closes a socket whose handshake failed so that the peer reads the
+/// alert already sent: closing with its bytes unread would reset the
+/// connection, and the peer would see "connection reset" instead of why.
+async fn linger(mut tcp: TcpStream) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let _ = tcp.shutdown().await;
+    let mut sink = [0u8; 4096];
+    let drain = async {
+        let mut left = 256 * 1024usize;
+        while left > 0 {
+            match tcp.read(&mut sink).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => left = left.saturating_sub(n),
+            }
+        }
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(1), drain).await;
+}
+
 /// What a plaintext client seemed to speak, from its first bytes.
 fn plaintext_kind(head: &[u8]) -> String {
     let known: [(&[u8], &str); 6] = [
-        (b"HBas", "an HBase RPC preamble (set hbase.client.netty.tls.enabled=true on the client)"),
-        (b"Regi", "an HBase connection registry preamble (set hbase.client.netty.tls.enabled=true on the client)"),
-        (b"PRI ", "an HTTP/2 (gRPC) preface (set hbase.client.netty.tls.enabled=true on the client)"),
+        (
+            b"HBas",
+            "an HBase RPC preamble (set hbase.client.netty.tls.enabled=true on the client)",
+        ),
+        (
+            b"Regi",
+            "an HBase connection registry preamble (set hbase.client.netty.tls.enabled=true on the client)",
+        ),
+        (
+            b"PRI ",
+            "an HTTP/2 (gRPC) preface (set hbase.client.netty.tls.enabled=true on the client)",
+        ),
         (b"GET ", "an HTTP request (use https://)"),
         (b"POST", "an HTTP request (use https://)"),
         (b"HEAD", "an HTTP request (use https://)"),
@@ -253,7 +286,10 @@ mod tests {
             tls_server_enabled: true,
             ..Settings::default()
         };
-        let e = ServerTls::rpc(&s).err().map(|e| e.to_string()).unwrap_or_default();
+        let e = ServerTls::rpc(&s)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert!(e.contains(store::KEYSTORE_LOCATION), "{e}");
         s.tls_server_enabled = false;
         assert!(matches!(ServerTls::rpc(&s), Ok(None)));

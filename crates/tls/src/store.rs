@@ -144,24 +144,42 @@ mod tests {
         let mut s = Settings::default();
         assert!(matches!(identity(&s), Ok(None)));
         s.tls_keystore_location = dir.path().join("nope.pem").display().to_string();
-        let e = identity(&s).err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(e.contains(KEYSTORE_LOCATION) && e.contains("nope.pem"), "{e}");
+        let e = identity(&s)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            e.contains(KEYSTORE_LOCATION) && e.contains("nope.pem"),
+            "{e}"
+        );
 
         let empty = dir.path().join("empty.pem");
         std::fs::write(&empty, "hello\n").unwrap_or_else(|e| panic!("{e}"));
         s.tls_keystore_location = empty.display().to_string();
-        let e = identity(&s).err().map(|e| e.to_string()).unwrap_or_default();
+        let e = identity(&s)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert!(e.contains("no CERTIFICATE"), "{e}");
         s.tls_truststore_location = empty.display().to_string();
         let e = roots(&s).err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(e.contains(TRUSTSTORE_LOCATION) && e.contains("no CERTIFICATE"), "{e}");
+        assert!(
+            e.contains(TRUSTSTORE_LOCATION) && e.contains("no CERTIFICATE"),
+            "{e}"
+        );
 
         s.tls_keystore_type = "JKS".into();
-        let e = identity(&s).err().map(|e| e.to_string()).unwrap_or_default();
+        let e = identity(&s)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert!(e.contains(KEYSTORE_TYPE) && e.contains("only PEM"), "{e}");
         s.tls_keystore_type = "pem".into();
         s.tls_keystore_password = "secret".into();
-        let e = identity(&s).err().map(|e| e.to_string()).unwrap_or_default();
+        let e = identity(&s)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert!(e.contains(KEYSTORE_PASSWORD), "{e}");
     }
 }

@@ -105,7 +105,11 @@ impl TestPki {
         Ok(TestPki {
             dir: dir.to_path_buf(),
             ca: write(dir, "ca.pem", &trusted.pem())?,
-            server: write(dir, "server.pem", &leaf(&trusted, "ferrobase-server", false)?)?,
+            server: write(
+                dir,
+                "server.pem",
+                &leaf(&trusted, "ferrobase-server", false)?,
+            )?,
             client: write(dir, "client.pem", &leaf(&trusted, "alice", false)?)?,
             expired_server: write(
                 dir,
@@ -145,7 +149,9 @@ impl TestPki {
         let mut s = Settings::default();
         s.tls_client_enabled = true;
         s.tls_truststore_location = trust.display().to_string();
-        s.tls_keystore_location = key_store.map(|p| p.display().to_string()).unwrap_or_default();
+        s.tls_keystore_location = key_store
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
         s
     }
 }
@@ -153,7 +159,8 @@ impl TestPki {
 /// Every log line of this test process so far that contains `needle`
 /// (the first call installs the capturing subscriber, at `info`).
 pub fn logged_lines(needle: &str) -> String {
-    let text = String::from_utf8_lossy(&capture().lock().unwrap_or_else(|e| e.into_inner())).to_string();
+    let text =
+        String::from_utf8_lossy(&capture().lock().unwrap_or_else(|e| e.into_inner())).to_string();
     text.lines()
         .filter(|l| l.contains(needle))
         .collect::<Vec<_>>()

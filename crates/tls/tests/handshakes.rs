@@ -61,13 +61,13 @@ async fn hello(client: &Settings, addr: SocketAddr) -> Result<String, String> {
         .connect("127.0.0.1", addr.port())
         .await
         .map_err(|e| e.to_string())?;
-    s.write_all(b"hello").await.map_err(|e| {
-        ferrobase_tls::grpc::tls_cause(&e).unwrap_or_else(|| e.to_string())
-    })?;
+    s.write_all(b"hello")
+        .await
+        .map_err(|e| ferrobase_tls::grpc::tls_cause(&e).unwrap_or_else(|| e.to_string()))?;
     let mut out = String::new();
-    s.read_to_string(&mut out).await.map_err(|e| {
-        ferrobase_tls::grpc::tls_cause(&e).unwrap_or_else(|| e.to_string())
-    })?;
+    s.read_to_string(&mut out)
+        .await
+        .map_err(|e| ferrobase_tls::grpc::tls_cause(&e).unwrap_or_else(|| e.to_string()))?;
     Ok(out)
 }
 
@@ -104,14 +104,20 @@ async fn expired_or_untrusted_server_certificates_fail_by_name() {
     let client = pki.client_settings(&pki.ca, None);
     for (key_store, says) in [
         (&pki.expired_server, "the server's certificate has expired"),
-        (&pki.other_server, "not signed by a CA in this side's trust store"),
+        (
+            &pki.other_server,
+            "not signed by a CA in this side's trust store",
+        ),
     ] {
         let tls = ServerTls::rpc(&pki.server_settings(key_store, ClientAuth::None))
             .unwrap()
             .unwrap();
         let addr = serve(tls).await;
         let e = hello(&client, addr).await.unwrap_err();
-        assert!(e.contains("TLS handshake with 127.0.0.1") && e.contains(says), "{e}");
+        assert!(
+            e.contains("TLS handshake with 127.0.0.1") && e.contains(says),
+            "{e}"
+        );
     }
     // A client trusting another CA refuses the good server too.
     let tls = ServerTls::rpc(&pki.server_settings(&pki.server, ClientAuth::None))
@@ -131,16 +137,32 @@ async fn bad_client_certificates_are_refused_and_logged() {
         .unwrap();
     let addr = serve(tls).await;
     for (key_store, client_says, server_says) in [
-        (Some(&pki.expired_client), "has expired", "the client's certificate has expired"),
-        (Some(&pki.other_client), "wrong CA", "the client's certificate is not signed by a CA"),
-        (None, "requires a client certificate", "the client sent no certificate"),
+        (
+            Some(&pki.expired_client),
+            "has expired",
+            "the client's certificate has expired",
+        ),
+        (
+            Some(&pki.other_client),
+            "wrong CA",
+            "the client's certificate is not signed by a CA",
+        ),
+        (
+            None,
+            "requires a client certificate",
+            "the client sent no certificate",
+        ),
     ] {
         let client = pki.client_settings(&pki.ca, key_store.map(|p| p.as_path()));
         let e = hello(&client, addr).await.unwrap_err();
         assert!(e.contains(client_says), "{e}");
         // The server's side of it is in its log.
-        let lines = ferrobase_tls::testing::wait_for_log(&["TLS handshake with", server_says]).await;
-        assert!(lines.contains(server_says), "no log line saying '{server_says}': {lines}");
+        let lines =
+            ferrobase_tls::testing::wait_for_log(&["TLS handshake with", server_says]).await;
+        assert!(
+            lines.contains(server_says),
+            "no log line saying '{server_says}': {lines}"
+        );
     }
 }
 
@@ -163,7 +185,12 @@ async fn host_names_are_verified_unless_turned_off() {
         .err()
         .map(|e| e.to_string())
         .unwrap_or_default();
-    assert!(e.contains("is for") && e.contains("localhost") && e.contains("host dialled is db.example.org"), "{e}");
+    assert!(
+        e.contains("is for")
+            && e.contains("localhost")
+            && e.contains("host dialled is db.example.org"),
+        "{e}"
+    );
     let mut lax = pki.client_settings(&pki.ca, None);
     lax.tls_verify_server_hostname = false;
     let client = ClientTls::from_settings(&lax).unwrap().unwrap();
@@ -219,7 +246,9 @@ async fn plaintext_is_refused_on_a_tls_only_port_and_served_where_allowed() {
     s.read_to_string(&mut out).await.unwrap();
     assert_eq!(out, "anonymous");
     assert_eq!(
-        hello(&pki.client_settings(&pki.ca, None), addr).await.unwrap(),
+        hello(&pki.client_settings(&pki.ca, None), addr)
+            .await
+            .unwrap(),
         "anonymous"
     );
 }
