@@ -77,14 +77,16 @@ async fn rpc_port_serves_grpc_and_hbase_rpc_over_mutual_tls() {
     let addr = server.addr();
 
     // gRPC: the Rust client with its certificate does real work.
-    let conn = Connection::connect(&addr.to_string(), client(&pki, &pki.ca, Some(&pki.client)))
-        .unwrap();
+    let conn =
+        Connection::connect(&addr.to_string(), client(&pki, &pki.ca, Some(&pki.client))).unwrap();
     conn.admin()
         .create_table(&common::table("t", &["f"]), &[])
         .await
         .unwrap();
     let t = conn.table("t");
-    t.put(RowMutation::new("r1").put("f", "q", "v1")).await.unwrap();
+    t.put(RowMutation::new("r1").put("f", "q", "v1"))
+        .await
+        .unwrap();
     let r = t.get(Get::new("r1")).await.unwrap();
     assert_eq!(r.value(b"f", b"q"), Some(&Bytes::from("v1")));
 
@@ -121,7 +123,10 @@ async fn rpc_port_refuses_plaintext_and_bad_client_certificates_by_name() {
     let me = s.local_addr().unwrap().to_string();
     assert_eq!(registry_cluster_id(s).await, None);
     let lines = wait_for_log(&["plaintext connection from", &me]).await;
-    assert!(lines.contains("HBase connection registry preamble"), "{lines}");
+    assert!(
+        lines.contains("HBase connection registry preamble"),
+        "{lines}"
+    );
 
     // Client certificates: expired, from another CA, none at all.
     for (key_store, says) in [
@@ -150,7 +155,10 @@ async fn rpc_port_with_an_expired_or_untrusted_certificate_fails_the_handshake()
     let (_d, pki) = pki();
     for (key_store, says) in [
         (&pki.expired_server, "the server's certificate has expired"),
-        (&pki.other_server, "the server's certificate is not signed by a CA"),
+        (
+            &pki.other_server,
+            "the server's certificate is not signed by a CA",
+        ),
     ] {
         let data = tempfile::tempdir().unwrap();
         let server = tls_server(&pki, data.path(), key_store, ClientAuth::None).await;
@@ -192,7 +200,11 @@ async fn rpc_port_serves_both_when_plaintext_is_supported() {
     let addr = server.addr();
     assert!(list(addr, common::settings()).await.is_ok());
     assert!(list(addr, client(&pki, &pki.ca, None)).await.is_ok());
-    assert!(list(addr, client(&pki, &pki.ca, Some(&pki.client))).await.is_ok());
+    assert!(
+        list(addr, client(&pki, &pki.ca, Some(&pki.client)))
+            .await
+            .is_ok()
+    );
     let s = TcpStream::connect(addr).await.unwrap();
     assert_eq!(
         registry_cluster_id(s).await.as_deref(),
@@ -226,7 +238,9 @@ async fn https_get(tls: &ClientTls, addr: SocketAddr, path: &str) -> Result<Stri
         .await
         .map_err(|e| e.to_string())?;
     let req = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
-    s.write_all(req.as_bytes()).await.map_err(|e| e.to_string())?;
+    s.write_all(req.as_bytes())
+        .await
+        .map_err(|e| e.to_string())?;
     let mut raw = Vec::new();
     let read = s.read_to_end(&mut raw).await;
     if raw.is_empty()
@@ -268,7 +282,9 @@ async fn info_port_serves_https_only() {
     let wrong = ClientTls::from_settings(&client(&pki, &pki.other_ca, None))
         .unwrap()
         .unwrap();
-    let e = https_get(&wrong, info.addr(), "/metrics").await.unwrap_err();
+    let e = https_get(&wrong, info.addr(), "/metrics")
+        .await
+        .unwrap_err();
     assert!(e.contains("wrong CA"), "{e}");
     info.stop().await;
 
