@@ -386,6 +386,25 @@ impl Settings {
         self.set(name.trim(), value)
     }
 
+    /// The clients' `--tls-ca FILE` and `--tls-cert FILE` flags: a CA file
+    /// turns client TLS on (`hbase.client.netty.tls.enabled`) trusting it
+    /// (`hbase.rpc.tls.truststore.location`); a key store (private key and
+    /// certificate, PEM) is the client certificate for mutual TLS
+    /// (`hbase.rpc.tls.keystore.location`).
+    pub fn apply_client_tls_flags(
+        &mut self,
+        ca: Option<&std::path::Path>,
+        key_store: Option<&std::path::Path>,
+    ) {
+        if let Some(ca) = ca {
+            self.tls_client_enabled = true;
+            self.tls_truststore_location = ca.display().to_string();
+        }
+        if let Some(k) = key_store {
+            self.tls_keystore_location = k.display().to_string();
+        }
+    }
+
     /// The memory budget the fractions apply to.
     pub fn memory_budget(&self) -> u64 {
         if self.memory_size > 0 {
