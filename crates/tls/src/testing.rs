@@ -146,13 +146,14 @@ impl TestPki {
 
     /// A TLS client trusting `trust`, with `key_store` as its certificate.
     pub fn client_settings(&self, trust: &Path, key_store: Option<&Path>) -> Settings {
-        let mut s = Settings::default();
-        s.tls_client_enabled = true;
-        s.tls_truststore_location = trust.display().to_string();
-        s.tls_keystore_location = key_store
-            .map(|p| p.display().to_string())
-            .unwrap_or_default();
-        s
+        Settings {
+            tls_client_enabled: true,
+            tls_truststore_location: trust.display().to_string(),
+            tls_keystore_location: key_store
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+            ..Settings::default()
+        }
     }
 }
 
