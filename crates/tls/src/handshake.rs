@@ -49,6 +49,16 @@ fn when(t: UnixTime) -> String {
     format!("{} s after the Unix epoch", t.as_secs())
 }
 
+/// `localhost` for rustls's `DnsName("localhost")`, `127.0.0.1` for
+/// `IpAddress(127.0.0.1)`.
+fn plain_name(presented: &str) -> String {
+    let inner = presented
+        .split_once('(')
+        .and_then(|(_, rest)| rest.strip_suffix(')'))
+        .unwrap_or(presented);
+    inner.trim_matches('"').to_string()
+}
+
 /// The cause of rustls error `e`, seen from `side`.
 pub fn describe_rustls(e: &Error, side: Side) -> String {
     let whose = match side {
@@ -80,7 +90,11 @@ pub fn describe_rustls(e: &Error, side: Side) -> String {
                 if presented.is_empty() {
                     "no name".to_string()
                 } else {
-                    presented.join(", ")
+                    presented
+                        .iter()
+                        .map(|n| plain_name(n))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 },
                 expected.to_str()
             ),
