@@ -27,7 +27,7 @@ const CONFIRM_PATIENCE: Duration = Duration::from_secs(2);
 pub struct ClientTls {
     connector: tokio_rustls::TlsConnector,
     handshake_timeout: Duration,
-    /// Tickets received: see [`crate::confirm`].
+    /// Tickets received (the `confirm` module).
     tickets: Arc<TicketWatch>,
 }
 
