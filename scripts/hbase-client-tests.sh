@@ -13,6 +13,11 @@
 #                   (cargo build --release -p ferrobase) and taken from the
 #                   cargo target directory
 #   FERROBASE_PROFILE=debug  build and test the debug binary instead
+#   FERROBASE_TLS=1  run them over TLS: test certificates are made (rcgen,
+#                   crates/tls/examples/test_certs.rs) into a temporary
+#                   directory, the server is TLS-only with client
+#                   certificates required, and the unmodified client uses
+#                   HBase 2.6's hbase.client.netty.tls.* settings
 #   HBASE_TARGET=peer  run the same tests against an already running server
 #                   instead (e.g. the real Apache HBase of scripts/hbase-peer.sh),
 #                   at HBASE_BOOTSTRAP (default 127.0.0.1:16020); nothing is built
@@ -41,6 +46,15 @@ if [ -n "${FERROBASE_BIN:-}" ]; then
   export FERROBASE_BIN
 fi
 
+if [ -n "${FERROBASE_TLS:-}" ] && [ -z "${FERROBASE_TLS_DIR:-}" ]; then
+  FERROBASE_TLS_DIR=$(mktemp -d -t ferrobase-tls-XXXXXX)
+  trap 'rm -rf "$FERROBASE_TLS_DIR"' EXIT
+  echo "== test certificates in $FERROBASE_TLS_DIR"
+  flock /tmp/ferrobase-build.lock cargo run -q -p ferrobase-tls --features test-certs \
+    --example test_certs -- "$FERROBASE_TLS_DIR" >/dev/null
+  export FERROBASE_TLS_DIR
+fi
+
 scripts/java-deps.sh
 
 offline=()
@@ -50,4 +64,4 @@ offline=()
 echo "== HBase Java client tests against ${HBASE_TARGET:-ferrobase} ${FERROBASE_BIN:-${HBASE_BOOTSTRAP:-127.0.0.1:16020}}"
 cd interop/java
 # Not -q: Surefire's per-class lines and closing summary are the point.
-exec mvn -B -ntp "${offline[@]}" -Dstyle.color=never test "$@"
+mvn -B -ntp "${offline[@]}" -Dstyle.color=never test "$@"

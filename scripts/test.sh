@@ -69,6 +69,8 @@ echo "== HBase Java client interop (the unmodified hbase-shaded-client 2.6 again
 # missing and fetches the client's artifacts into ~/.m2 once.
 cargo build -q -p ferrobase
 FERROBASE_BIN="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/ferrobase" ./scripts/hbase-client-tests.sh
+echo "== the same client over TLS (HBase 2.6's hbase.client.netty.tls.*, PEM stores; ferrobase TLS-only, client certificates required)"
+FERROBASE_TLS=1 FERROBASE_BIN="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/ferrobase" ./scripts/hbase-client-tests.sh
 echo "== the same Java tests against a distributed ferrobase (etcd, a master, two region servers)"
 FERROBASE_BIN="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/ferrobase" ./scripts/hbase-client-tests-distributed.sh
 echo "== YCSB workloads A and E through the HBase Java client (small; every operation must succeed)"

@@ -126,6 +126,13 @@ pub struct LoadArgs {
     /// Settings of the embedded server, `name=value`.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<String>,
+    /// Connect with TLS, trusting the CA certificates in this PEM file.
+    #[arg(long, value_name = "FILE")]
+    pub tls_ca: Option<PathBuf>,
+    /// This client's private key and certificate (one PEM file), for
+    /// mutual TLS.
+    #[arg(long, value_name = "FILE")]
+    pub tls_cert: Option<PathBuf>,
     /// Column-family attributes of the created table, `NAME=VALUE`
     /// (e.g. `DATA_BLOCK_ENCODING=FAST_DIFF`, `COMPRESSION=SNAPPY`).
     #[arg(long = "family", value_name = "NAME=VALUE")]
@@ -204,6 +211,13 @@ pub struct YcsbArgs {
     pub threads: Option<usize>,
     #[arg(long)]
     pub server: Option<String>,
+    /// Connect with TLS, trusting the CA certificates in this PEM file.
+    #[arg(long, value_name = "FILE")]
+    pub tls_ca: Option<PathBuf>,
+    /// This client's private key and certificate (one PEM file), for
+    /// mutual TLS.
+    #[arg(long, value_name = "FILE")]
+    pub tls_cert: Option<PathBuf>,
     /// Seconds between status lines.
     #[arg(long, default_value_t = 10)]
     pub status_interval: u64,
@@ -276,6 +290,7 @@ pub async fn load(a: &LoadArgs) -> Result<Outcome> {
             .apply_override(s)
             .map_err(|e| BenchError::Invalid(format!("--set {s}: {e}")))?;
     }
+    settings.apply_client_tls_flags(a.tls_ca.as_deref(), a.tls_cert.as_deref());
     if a.threads == 0 || a.presplit == 0 {
         return Err(BenchError::Invalid(
             "--threads and --presplit must be at least 1".into(),
@@ -413,6 +428,11 @@ pub async fn ycsb_cmd(a: &YcsbArgs) -> Result<Outcome> {
         properties: a.properties.clone(),
         threads: a.threads,
         server: a.server.clone(),
+        settings: {
+            let mut s = Settings::default();
+            s.apply_client_tls_flags(a.tls_ca.as_deref(), a.tls_cert.as_deref());
+            s
+        },
         status_interval: Duration::from_secs(a.status_interval.max(1)),
         quiet: a.json,
     };

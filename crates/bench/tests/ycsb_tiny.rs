@@ -18,6 +18,7 @@ fn opts(phase: Phase, workload: &str, server: &str) -> YcsbOptions {
         ],
         threads: Some(3),
         server: Some(server.into()),
+        settings: Default::default(),
         status_interval: Duration::from_secs(10),
         quiet: true,
     }

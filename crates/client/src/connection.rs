@@ -7,7 +7,8 @@
 //! unreachable). In distributed mode the connection may name several
 //! masters (`host:port,host:port`): a locate that cannot reach the current
 //! one moves on to the next, so clients follow a standby that took over.
-//! This module never interprets rows.
+//! Every channel is TLS when `hbase.client.netty.tls.enabled` (see
+//! `ferrobase_tls`). This module never interprets rows.
 
 use crate::admin::Admin;
 use crate::error::{ClientError, Result};
@@ -65,6 +66,8 @@ struct ServerChannels {
 
 pub(crate) struct Inner {
     pub(crate) settings: Settings,
+    /// TLS to every server (`hbase.client.netty.tls.enabled`).
+    tls: Option<ferrobase_tls::ClientTls>,
     masters: Vec<MasterClient<Channel>>,
     /// Index in `masters` of the one believed active.
     active_master: AtomicUsize,
@@ -78,31 +81,34 @@ pub struct Connection {
     pub(crate) inner: Arc<Inner>,
 }
 
-fn channel(address: &str) -> Result<Channel> {
+fn channel(address: &str, tls: Option<&ferrobase_tls::ClientTls>) -> Result<Channel> {
     let uri = if address.contains("://") {
         address.to_string()
     } else {
         format!("http://{address}")
     };
-    Ok(Endpoint::from_shared(uri)
+    let endpoint = Endpoint::from_shared(uri)
         .map_err(|e| ClientError::Invalid(format!("bad address '{address}': {e}")))?
         .tcp_nodelay(true)
         .connect_timeout(Duration::from_secs(5))
-        .http2_adaptive_window(true)
-        .connect_lazy())
+        .http2_adaptive_window(true);
+    Ok(ferrobase_tls::grpc::channel(endpoint, tls))
 }
 
 impl Connection {
     /// Connects to the master at `address` (`host:port`, or several
     /// masters comma separated); channels are opened lazily, so this fails
-    /// only on a malformed address.
+    /// only on a malformed address or TLS settings that cannot be used
+    /// (`hbase.client.netty.tls.enabled` and the trust store).
     pub fn connect(address: &str, settings: Settings) -> Result<Connection> {
+        let tls = ferrobase_tls::ClientTls::from_settings(&settings)
+            .map_err(|e| ClientError::Invalid(e.to_string()))?;
         let masters = address
             .split(',')
             .map(str::trim)
             .filter(|a| !a.is_empty())
             .map(|a| {
-                channel(a).map(|c| {
+                channel(a, tls.as_ref()).map(|c| {
                     MasterClient::new(c)
                         .max_decoding_message_size(MAX_MESSAGE_BYTES)
                         .max_encoding_message_size(MAX_MESSAGE_BYTES)
@@ -117,6 +123,7 @@ impl Connection {
         Ok(Connection {
             inner: Arc::new(Inner {
                 settings,
+                tls,
                 masters,
                 active_master: AtomicUsize::new(0),
                 servers: Mutex::new(HashMap::new()),
@@ -194,7 +201,7 @@ impl Inner {
                     let n = self.settings.client_ipc_pool_size.max(1);
                     let clients = (0..n)
                         .map(|_| {
-                            channel(address).map(|c| {
+                            channel(address, self.tls.as_ref()).map(|c| {
                                 RegionServerClient::new(c)
                                     .max_decoding_message_size(MAX_MESSAGE_BYTES)
                                     .max_encoding_message_size(MAX_MESSAGE_BYTES)

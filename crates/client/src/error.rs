@@ -64,9 +64,14 @@ impl From<tonic::Status> for ClientError {
             )
             || (s.code() == tonic::Code::Internal && s.message().contains("transport error"))
         {
+            // A failed TLS handshake's cause is deep in the source chain.
+            let message = match ferrobase_tls::grpc::tls_cause(&s) {
+                Some(cause) => format!("{}: {cause}", s.message()),
+                None => s.message().to_string(),
+            };
             return ClientError::Transport {
                 address: String::new(),
-                message: s.message().to_string(),
+                message,
             };
         }
         ClientError::Server {

@@ -8,9 +8,21 @@ use ferrobase_server::info_server::{InfoParts, InfoServer};
 use std::io::Write;
 use std::net::SocketAddr;
 
-/// Starts the info server, or says on stderr why it did not.
-pub async fn start(bind: SocketAddr, parts: InfoParts) -> Option<InfoServer> {
-    match InfoServer::start(bind, parts).await {
+/// Starts the info server (HTTPS when `hbase.ssl.enabled`), or says on
+/// stderr why it did not.
+pub async fn start(
+    bind: SocketAddr,
+    parts: InfoParts,
+    settings: &ferrobase_types::Settings,
+) -> Option<InfoServer> {
+    let tls = match ferrobase_server::tls::info(settings) {
+        Ok(t) => t,
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "warning: info port not started: {e}");
+            return None;
+        }
+    };
+    match InfoServer::start(bind, parts, tls).await {
         Ok(s) => Some(s),
         Err(e) => {
             let _ = writeln!(std::io::stderr(), "warning: info port not started: {e}");
@@ -23,7 +35,8 @@ pub async fn start(bind: SocketAddr, parts: InfoParts) -> Option<InfoServer> {
 pub fn banner_line(info: Option<&InfoServer>) -> String {
     info.map(|i| {
         format!(
-            "  info port (web UI, /metrics, /jmx): http://{}/\n",
+            "  info port (web UI, /metrics, /jmx): {}://{}/\n",
+            i.scheme(),
             i.addr()
         )
     })

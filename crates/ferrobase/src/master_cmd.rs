@@ -19,6 +19,11 @@ pub struct MasterArgs {
 /// Runs until Ctrl-C or SIGTERM, or until its etcd session is lost.
 pub fn run(args: MasterArgs) -> anyhow::Result<()> {
     let cfg = args.cluster.config(args.port, |s| s.master_info_port)?;
+    let scheme = if cfg.settings.info_ssl_enabled {
+        "https"
+    } else {
+        "http"
+    };
     let rt = runtime()?;
     let bind = cfg.bind;
     rt.block_on(async move {
@@ -32,7 +37,7 @@ pub fn run(args: MasterArgs) -> anyhow::Result<()> {
                 say(format!("ferrobase master active on {addr}"));
                 if let Some(info) = info {
                     say(format!(
-                        "  info port (web UI, /metrics, /jmx): http://{info}/"
+                        "  info port (web UI, /metrics, /jmx): {scheme}://{info}/"
                     ));
                 }
             },

@@ -22,6 +22,11 @@ pub fn run(args: RegionServerArgs) -> anyhow::Result<()> {
     let cfg = args
         .cluster
         .config(args.port, |s| s.regionserver_info_port)?;
+    let scheme = if cfg.settings.info_ssl_enabled {
+        "https"
+    } else {
+        "http"
+    };
     let rt = runtime()?;
     rt.block_on(async move {
         let stop = stop_signal()?;
@@ -34,7 +39,7 @@ pub fn run(args: RegionServerArgs) -> anyhow::Result<()> {
                 ));
                 if let Some(info) = info {
                     say(format!(
-                        "  info port (web UI, /metrics, /jmx): http://{info}/"
+                        "  info port (web UI, /metrics, /jmx): {scheme}://{info}/"
                     ));
                 }
             },

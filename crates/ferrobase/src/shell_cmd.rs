@@ -22,11 +22,20 @@ pub struct ShellArgs {
     /// `name=value` setting overrides, applied after the file.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<String>,
+    /// Connect with TLS, trusting the CA certificates in this PEM file
+    /// (`hbase.client.netty.tls.enabled`, `hbase.rpc.tls.truststore.location`).
+    #[arg(long, value_name = "FILE")]
+    pub tls_ca: Option<PathBuf>,
+    /// This client's private key and certificate (one PEM file) for mutual
+    /// TLS (`hbase.rpc.tls.keystore.location`).
+    #[arg(long, value_name = "FILE")]
+    pub tls_cert: Option<PathBuf>,
 }
 
 /// Runs the shell; a failed non-interactive run exits with status 1.
 pub fn run(args: ShellArgs) -> anyhow::Result<()> {
-    let settings = config::load(args.config.as_deref(), &args.set)?;
+    let mut settings = config::load(args.config.as_deref(), &args.set)?;
+    settings.apply_client_tls_flags(args.tls_ca.as_deref(), args.tls_cert.as_deref());
     let code = ferrobase_shell::run(ferrobase_shell::Options {
         server: args.server,
         execute: args.execute,

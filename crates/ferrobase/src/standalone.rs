@@ -51,6 +51,7 @@ pub struct StandaloneArgs {
 pub fn run(args: StandaloneArgs) -> anyhow::Result<()> {
     let settings = crate::config::load(args.config.as_deref(), &args.set)?;
     let settings_for_thrift = settings.clone();
+    let info_settings = settings.clone();
     let info_port =
         ferrobase_server::info_server::port_from(settings.master_info_port, args.info_port)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -99,7 +100,7 @@ pub fn run(args: StandaloneArgs) -> anyhow::Result<()> {
                     region_server: Some(server.region_server().clone()),
                     role: "standalone",
                 };
-                crate::info::start(SocketAddr::new(args.bind, port), parts).await
+                crate::info::start(SocketAddr::new(args.bind, port), parts, &info_settings).await
             }
         };
         let info_line = crate::info::banner_line(info.as_ref());
@@ -136,7 +137,7 @@ async fn start_thrift(
     bind: SocketAddr,
 ) -> anyhow::Result<ferrobase_thrift::ThriftServer> {
     let conn = ferrobase_client::Connection::connect(&server.to_string(), settings)?;
-    let mut config = ferrobase_thrift::GatewayConfig::from_settings(conn.settings(), bind.ip());
+    let mut config = ferrobase_thrift::GatewayConfig::from_settings(conn.settings(), bind.ip())?;
     config.bind = bind;
     Ok(ferrobase_thrift::ThriftServer::start(conn, config).await?)
 }

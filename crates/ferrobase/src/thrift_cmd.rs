@@ -57,7 +57,8 @@ pub fn run(args: ThriftArgs) -> anyhow::Result<()> {
         "hbase.regionserver.thrift.port = {} is not a TCP port",
         settings.thrift_port
     );
-    let config = GatewayConfig::from_settings(&settings, args.bind);
+    let config = GatewayConfig::from_settings(&settings, args.bind)?;
+    let info_settings = settings.clone();
     let info_port =
         ferrobase_server::info_server::port_from(settings.thrift_info_port, args.info_port)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -80,7 +81,7 @@ pub fn run(args: ThriftArgs) -> anyhow::Result<()> {
                     role: "thrift",
                     ..Default::default()
                 };
-                crate::info::start(std::net::SocketAddr::new(args.bind, port), parts).await
+                crate::info::start(std::net::SocketAddr::new(args.bind, port), parts, &info_settings).await
             }
         };
         let banner = format!(

@@ -62,7 +62,14 @@ async fn start_info(
 ) -> Option<crate::info_server::InfoServer> {
     let port = cfg.info_port?;
     let bind = SocketAddr::new(cfg.bind.ip(), port);
-    match crate::info_server::InfoServer::start(bind, parts).await {
+    let tls = match crate::tls::info(&cfg.settings) {
+        Ok(t) => t,
+        Err(e) => {
+            tracing::warn!(error = %e, "info server not started");
+            return None;
+        }
+    };
+    match crate::info_server::InfoServer::start(bind, parts, tls).await {
         Ok(s) => {
             tracing::info!(addr = %s.addr(), "info server (web UI, /metrics, /jmx)");
             Some(s)
@@ -112,6 +119,7 @@ pub async fn run_region_server(
         .await
         .map_err(|e| io(&format!("cannot listen on {}", cfg.bind), e))?;
     let addr = listener.local_addr().map_err(|e| io("local address", e))?;
+    let tls = crate::tls::rpc(&cfg.settings)?;
     let client = etcd::connect(&cfg.etcd).await?;
     let session = etcd::session::Session::start(&client, lease_ttl(&cfg.settings)).await?;
     let start_ms = std::time::SystemTime::now()
@@ -149,6 +157,7 @@ pub async fn run_region_server(
                 crate::hbase_rpc::split_incoming(
                     listener,
                     hbase_rpc(&cfg, addr, start_ms, None, Some(rs.clone())),
+                    tls,
                 ),
                 async {
                     let _ = rx.await;
@@ -218,6 +227,9 @@ pub async fn run_master(
     on_active: impl FnOnce(SocketAddr, Option<SocketAddr>),
     shutdown: impl Future<Output = ()>,
 ) -> Result<()> {
+    // Bad TLS settings fail before the campaign, not once elected.
+    let tls = crate::tls::rpc(&cfg.settings)?;
+    let client_tls = crate::tls::client(&cfg.settings)?;
     let client = etcd::connect(&cfg.etcd).await?;
     let session = etcd::session::Session::start(&client, lease_ttl(&cfg.settings)).await?;
     tokio::pin!(shutdown);
@@ -237,6 +249,7 @@ pub async fn run_master(
     let coordination = Arc::new(EtcdCoordination::new(
         client.clone(),
         tokio::runtime::Handle::current(),
+        client_tls,
     ));
     coordination.refresh().await?;
     let root = cfg.root.clone();
@@ -263,7 +276,7 @@ pub async fn run_master(
                     .max_encoding_message_size(MAX_MESSAGE_BYTES),
             )
             .serve_with_incoming_shutdown(
-                crate::hbase_rpc::split_incoming(listener, hbase),
+                crate::hbase_rpc::split_incoming(listener, hbase, tls),
                 async {
                     let _ = rx.await;
                 },

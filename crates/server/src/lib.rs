@@ -38,6 +38,7 @@ pub mod snapshot;
 pub mod split;
 pub mod split_points;
 pub mod standalone;
+pub mod tls;
 
 pub use error::{Result, ServerError};
 pub use standalone::Standalone;

@@ -64,6 +64,7 @@ impl Standalone {
             .local_addr()
             .map_err(|e| ServerError::new(ErrorCode::Io, e.to_string()))?;
         let max_filesize = settings.max_filesize;
+        let tls = crate::tls::rpc(&settings)?;
         let (region_server, master) = tokio::task::spawn_blocking(move || {
             let (data, wal) = (Path::new("data"), Path::new("wal"));
             let rs = RegionServer::open_on(fs.clone(), data, wal, settings)?;
@@ -92,7 +93,7 @@ impl Standalone {
             Some(region_server.clone()),
         ));
         // HBase's native RPC and gRPC share the port (crate::hbase_rpc).
-        let incoming = crate::hbase_rpc::split_incoming(listener, hbase);
+        let incoming = crate::hbase_rpc::split_incoming(listener, hbase, tls);
         let master_svc = MasterServer::new(MasterService(master.clone()))
             .max_decoding_message_size(MAX_MESSAGE_BYTES)
             .max_encoding_message_size(MAX_MESSAGE_BYTES);

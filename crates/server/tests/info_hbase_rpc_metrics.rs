@@ -87,6 +87,7 @@ async fn hbase_rpc_calls_are_counted_by_operation() {
             region_server: Some(server.region_server().clone()),
             role: "standalone",
         },
+        None,
     )
     .await
     .unwrap();

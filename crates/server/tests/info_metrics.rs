@@ -57,6 +57,7 @@ async fn metrics_jmx_and_pages_follow_a_real_client() {
             region_server: Some(server.region_server().clone()),
             role: "standalone",
         },
+        None,
     )
     .await
     .unwrap();

@@ -30,6 +30,7 @@ async fn per_region_series_are_capped_per_table_figures_are_whole() {
             region_server: Some(server.region_server().clone()),
             role: "standalone",
         },
+        None,
     )
     .await
     .unwrap();

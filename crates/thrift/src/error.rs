@@ -83,4 +83,7 @@ pub enum StartError {
     },
     #[error("cannot connect to ferrobase at {server}: {source}")]
     Connect { server: String, source: ClientError },
+    /// The TLS settings (`hbase.thrift.ssl.enabled`) cannot be used.
+    #[error("{0}")]
+    Tls(ferrobase_tls::TlsError),
 }

@@ -17,7 +17,7 @@
 //! use ferrobase_types::Settings;
 //! let settings = Settings::default();
 //! let conn = ferrobase_client::Connection::connect("127.0.0.1:16020", settings.clone())?;
-//! let config = GatewayConfig::from_settings(&settings, "0.0.0.0".parse()?);
+//! let config = GatewayConfig::from_settings(&settings, "0.0.0.0".parse()?)?;
 //! let server = ThriftServer::start(conn, config).await?;
 //! println!("Thrift gateway on {}", server.addr());
 //! # Ok(()) }

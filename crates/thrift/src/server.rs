@@ -3,6 +3,8 @@
 //! order (Thrift1 clients wait for each reply), while a background task
 //! frees idle scanners.
 //!
+//! With `hbase.thrift.ssl.enabled` every connection completes a TLS
+//! handshake first (`ferrobase_tls`); plaintext is refused and logged.
 //! This module owns sockets, connection lifetimes and what happens to a
 //! bad message: a `TApplicationException` when its header was readable,
 //! then the connection is closed unless the stream is still in step
@@ -15,11 +17,12 @@ use crate::protocol::Limits;
 use crate::service::{Gateway, application_error};
 use crate::transport::{Incoming, Transport};
 use ferrobase_client::Connection;
+use ferrobase_tls::{Accepted, ServerStream, ServerTls};
 use ferrobase_types::Settings;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
@@ -33,17 +36,23 @@ pub struct GatewayConfig {
     pub limits: Limits,
     /// `hbase.thrift.connection.max-idletime`.
     pub scanner_idle: Duration,
+    /// TLS only (`hbase.thrift.ssl.enabled`); `None`: plaintext.
+    pub tls: Option<Arc<ServerTls>>,
 }
 
 impl GatewayConfig {
     /// The gateway's settings; `bind_ip` is the address to listen on
     /// (HBase's `hbase.regionserver.thrift.ipaddress`, default 0.0.0.0).
-    pub fn from_settings(s: &Settings, bind_ip: std::net::IpAddr) -> GatewayConfig {
+    /// Fails only on TLS settings that cannot be used.
+    pub fn from_settings(
+        s: &Settings,
+        bind_ip: std::net::IpAddr,
+    ) -> Result<GatewayConfig, StartError> {
         let port = u16::try_from(s.thrift_port).unwrap_or(9090);
         let max = usize::try_from(s.thrift_max_frame_size_mb.saturating_mul(1 << 20))
             .unwrap_or(usize::MAX)
             .max(1024);
-        GatewayConfig {
+        Ok(GatewayConfig {
             bind: SocketAddr::new(bind_ip, port),
             framed_only: s.thrift_framed,
             limits: Limits {
@@ -51,7 +60,8 @@ impl GatewayConfig {
                 ..Limits::default()
             },
             scanner_idle: Duration::from_millis(s.thrift_max_idle_ms.max(1)),
-        }
+            tls: ServerTls::thrift(s).map_err(StartError::Tls)?,
+        })
     }
 }
 
@@ -136,7 +146,17 @@ async fn accept_loop(
             accepted = listener.accept() => match accepted {
                 Ok((stream, peer)) => {
                     let (gateway, config) = (gateway.clone(), config.clone());
-                    connections.spawn(serve(stream, peer, gateway, config));
+                    connections.spawn(async move {
+                        let _ = stream.set_nodelay(true);
+                        let stream = match &config.tls {
+                            None => ServerStream::plain(stream),
+                            Some(tls) => match tls.accept(stream, peer).await {
+                                Accepted::Stream(s) => s,
+                                Accepted::Closed => return,
+                            },
+                        };
+                        serve(stream, peer, gateway, config).await;
+                    });
                 }
                 Err(e) => {
                     // Out of descriptors and the like: pause rather than spin.
@@ -151,8 +171,12 @@ async fn accept_loop(
 
 /// Serves one connection until the peer closes it or sends something
 /// that cannot be answered in step.
-async fn serve(stream: TcpStream, peer: SocketAddr, gateway: Arc<Gateway>, config: GatewayConfig) {
-    let _ = stream.set_nodelay(true);
+async fn serve(
+    stream: ServerStream,
+    peer: SocketAddr,
+    gateway: Arc<Gateway>,
+    config: GatewayConfig,
+) {
     let mut transport = Transport::new(stream, config.limits, config.framed_only);
     loop {
         let incoming = match transport.next().await {

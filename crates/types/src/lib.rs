@@ -30,4 +30,4 @@ pub use descriptor::{
 };
 pub use durability::Durability;
 pub use mutation::{FamilyCells, Mutation, MutationError, RowMutation};
-pub use settings::{Settings, SettingsError};
+pub use settings::{ClientAuth, Settings, SettingsError};

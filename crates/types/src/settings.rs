@@ -78,7 +78,9 @@ macro_rules! settings {
         pub struct Settings { $( $(#[$m])* #[doc = $doc] pub $field: $ty, )+ }
 
         impl Default for Settings {
-            fn default() -> Self { Settings { $( $field: $default, )+ } }
+            fn default() -> Self {
+                Settings { $( $field: <$ty as SettingDefault<_>>::setting_default($default), )+ }
+            }
         }
 
         impl Settings {
@@ -101,6 +103,74 @@ macro_rules! settings {
             }
         }
     };
+}
+
+/// A default written in the table below: a literal of the setting's own
+/// type, or text for a text setting (so the printed default reads `""`).
+trait SettingDefault<T> {
+    fn setting_default(value: T) -> Self;
+}
+
+impl<T> SettingDefault<T> for T {
+    fn setting_default(value: T) -> T {
+        value
+    }
+}
+
+impl SettingDefault<&'static str> for String {
+    fn setting_default(value: &'static str) -> String {
+        value.to_string()
+    }
+}
+
+/// `hbase.server.netty.tls.client.auth.mode`: whether a TLS port asks for
+/// client certificates (HBase's `X509Util.ClientAuth`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientAuth {
+    /// No client certificate is asked for.
+    None,
+    /// One is asked for; a client without one is let in anonymously.
+    Want,
+    /// One is required; a client without one fails the handshake.
+    Need,
+}
+
+impl std::fmt::Display for ClientAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ClientAuth::None => "NONE",
+            ClientAuth::Want => "WANT",
+            ClientAuth::Need => "NEED",
+        })
+    }
+}
+
+impl ParseSetting for ClientAuth {
+    fn parse_setting(name: &str, value: &str) -> Result<Self, SettingsError> {
+        // HBase takes an empty value as NEED; OPTIONAL is netty's word.
+        match value.to_ascii_uppercase().as_str() {
+            "NONE" => Ok(ClientAuth::None),
+            "WANT" | "OPTIONAL" => Ok(ClientAuth::Want),
+            "NEED" | "REQUIRE" | "" => Ok(ClientAuth::Need),
+            _ => Err(SettingsError::Invalid {
+                name: name.into(),
+                value: value.into(),
+                expected: "NONE, WANT or NEED",
+            }),
+        }
+    }
+}
+
+impl SettingDefault<&'static str> for ClientAuth {
+    fn setting_default(value: &'static str) -> ClientAuth {
+        ClientAuth::parse_setting("", value).unwrap_or(ClientAuth::Need)
+    }
+}
+
+impl ParseSetting for String {
+    fn parse_setting(_name: &str, value: &str) -> Result<Self, SettingsError> {
+        Ok(value.to_string())
+    }
 }
 
 trait ParseSetting: Sized {
@@ -271,6 +341,32 @@ settings! {
         "A call taking longer than this (ms) is logged as responseTooSlow and kept in the slow-request list.";
     ipc_warn_response_size: u64 = 104_857_600, "hbase.ipc.warn.response.size",
         "A call answering more than this many bytes is logged as responseTooLarge and kept in the slow-request list.";
+    tls_server_enabled: bool = false, "hbase.server.netty.tls.enabled",
+        "TLS on the RPC port of a master, region server or standalone (gRPC and HBase RPC); needs hbase.rpc.tls.keystore.location.";
+    tls_server_support_plaintext: bool = true, "hbase.server.netty.tls.supportplaintext",
+        "With TLS on, still accept plaintext connections on the RPC port (a TLS ClientHello is told apart by its first byte); false refuses them with a log line.";
+    tls_client_auth: ClientAuth = "NEED", "hbase.server.netty.tls.client.auth.mode",
+        "Client certificates on a TLS port: NONE, WANT (asked for, optional) or NEED; a certificate's subject CN is the caller's user name.";
+    tls_client_enabled: bool = false, "hbase.client.netty.tls.enabled",
+        "Clients (Rust client, shell, bench, Thrift gateway, master to region servers) connect with TLS, trusting hbase.rpc.tls.truststore.location.";
+    tls_verify_server_hostname: bool = true, "hbase.client.netty.tls.verify.server.hostname",
+        "A TLS client checks that the server's certificate names the host (or IP address) it dialled.";
+    tls_handshake_timeout_ms: u64 = 5_000, "hbase.client.netty.tls.handshaketimeout",
+        "Longest a TLS handshake may take (ms), client and server side.";
+    tls_keystore_location: String = "", "hbase.rpc.tls.keystore.location",
+        "PEM file with this process's private key and certificate chain (a server's identity; a client's for mutual TLS).";
+    tls_keystore_type: String = "", "hbase.rpc.tls.keystore.type",
+        "Key store format: PEM (empty means PEM); JKS and PKCS12 are not read.";
+    tls_keystore_password: String = "", "hbase.rpc.tls.keystore.password",
+        "Must be empty: encrypted PEM keys are not read.";
+    tls_truststore_location: String = "", "hbase.rpc.tls.truststore.location",
+        "PEM file of the CA certificates trusted for peers: a client's servers, a server's client certificates.";
+    tls_truststore_type: String = "", "hbase.rpc.tls.truststore.type",
+        "Trust store format: PEM (empty means PEM).";
+    info_ssl_enabled: bool = false, "hbase.ssl.enabled",
+        "The info ports (web UI, /metrics, /jmx) serve HTTPS only, with the hbase.rpc.tls.keystore.location identity.";
+    thrift_ssl_enabled: bool = false, "hbase.thrift.ssl.enabled",
+        "The Thrift gateway accepts TLS only, with the hbase.rpc.tls.keystore.location identity and hbase.server.netty.tls.client.auth.mode.";
 }
 
 impl Settings {
@@ -293,6 +389,25 @@ impl Settings {
             .split_once('=')
             .ok_or_else(|| SettingsError::BadOverride(text.to_string()))?;
         self.set(name.trim(), value)
+    }
+
+    /// The clients' `--tls-ca FILE` and `--tls-cert FILE` flags: a CA file
+    /// turns client TLS on (`hbase.client.netty.tls.enabled`) trusting it
+    /// (`hbase.rpc.tls.truststore.location`); a key store (private key and
+    /// certificate, PEM) is the client certificate for mutual TLS
+    /// (`hbase.rpc.tls.keystore.location`).
+    pub fn apply_client_tls_flags(
+        &mut self,
+        ca: Option<&std::path::Path>,
+        key_store: Option<&std::path::Path>,
+    ) {
+        if let Some(ca) = ca {
+            self.tls_client_enabled = true;
+            self.tls_truststore_location = ca.display().to_string();
+        }
+        if let Some(k) = key_store {
+            self.tls_keystore_location = k.display().to_string();
+        }
     }
 
     /// The memory budget the fractions apply to.
@@ -427,6 +542,32 @@ mod tests {
         s.apply_override("hbase.regionserver.info.port=0")?;
         assert_eq!(s.regionserver_info_port, 0);
         assert!(s.apply_override("hbase.master.info.port=-x").is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn tls_settings_take_hbase_names_and_words() -> Result<(), SettingsError> {
+        let mut s = Settings::default();
+        assert_eq!(s.tls_client_auth, ClientAuth::Need);
+        assert!(s.tls_server_support_plaintext);
+        s.apply_toml(
+            "hbase.server.netty.tls.client.auth.mode = \"optional\"\nhbase.rpc.tls.keystore.location = \"/etc/fb/server.pem\"\n",
+        )?;
+        assert_eq!(s.tls_client_auth, ClientAuth::Want);
+        assert_eq!(s.tls_keystore_location, "/etc/fb/server.pem");
+        s.apply_override("hbase.server.netty.tls.client.auth.mode=NONE")?;
+        assert_eq!(s.tls_client_auth, ClientAuth::None);
+        assert!(
+            s.apply_override("hbase.server.netty.tls.client.auth.mode=maybe")
+                .is_err()
+        );
+        let printed: Vec<_> = s.values();
+        assert!(printed.contains(&("hbase.server.netty.tls.client.auth.mode", "NONE".into())));
+        let def = Settings::DEFINITIONS
+            .iter()
+            .find(|d| d.name == "hbase.rpc.tls.truststore.location")
+            .map(|d| d.default);
+        assert_eq!(def, Some("\"\""));
         Ok(())
     }
 

@@ -44,6 +44,8 @@ pub struct YcsbOptions {
     pub properties: Vec<String>,
     pub threads: Option<usize>,
     pub server: Option<String>,
+    /// Client settings (TLS, say); the embedded server runs with them too.
+    pub settings: Settings,
     pub status_interval: Duration,
     /// No status lines.
     pub quiet: bool,
@@ -326,7 +328,7 @@ pub async fn run(opts: &YcsbOptions) -> Result<YcsbOutcome> {
     if threads == 0 {
         return Err(BenchError::Invalid("--threads must be at least 1".into()));
     }
-    with_target(opts.server.as_deref(), Settings::default(), async |t| {
+    with_target(opts.server.as_deref(), opts.settings.clone(), async |t| {
         ensure_table(t, &w).await?;
         if opts.phase == Phase::Run && t.is_embedded() && w.record_count > 0 {
             if !opts.quiet {

@@ -57,7 +57,11 @@ pub struct RemoteRegionServer {
 
 impl RemoteRegionServer {
     /// A lazily connected handle on the server of `record`.
-    pub fn new(record: ServerRecord, handle: Handle) -> Result<RemoteRegionServer> {
+    pub fn new(
+        record: ServerRecord,
+        handle: Handle,
+        tls: Option<&ferrobase_tls::ClientTls>,
+    ) -> Result<RemoteRegionServer> {
         let endpoint = Endpoint::from_shared(format!("http://{}", record.address))
             .map_err(|e| {
                 ServerError::new(
@@ -69,7 +73,7 @@ impl RemoteRegionServer {
             .timeout(ADMIN_CALL_TIMEOUT)
             .tcp_nodelay(true);
         Ok(RemoteRegionServer {
-            client: RegionAdminClient::new(endpoint.connect_lazy())
+            client: RegionAdminClient::new(ferrobase_tls::grpc::channel(endpoint, tls))
                 .max_decoding_message_size(crate::standalone::MAX_MESSAGE_BYTES),
             record,
             handle,
@@ -178,16 +182,23 @@ impl RegionServerAdmin for RemoteRegionServer {
 pub struct EtcdCoordination {
     client: Client,
     handle: Handle,
+    /// TLS to region servers (`hbase.client.netty.tls.enabled`).
+    tls: Option<ferrobase_tls::ClientTls>,
     servers: RwLock<Vec<Arc<RemoteRegionServer>>>,
 }
 
 impl EtcdCoordination {
     /// Coordination through `client`; call [`refresh`](Self::refresh)
     /// periodically (the distributed master does).
-    pub fn new(client: Client, handle: Handle) -> EtcdCoordination {
+    pub fn new(
+        client: Client,
+        handle: Handle,
+        tls: Option<ferrobase_tls::ClientTls>,
+    ) -> EtcdCoordination {
         EtcdCoordination {
             client,
             handle,
+            tls,
             servers: RwLock::new(Vec::new()),
         }
     }
@@ -201,7 +212,11 @@ impl EtcdCoordination {
         for r in records {
             match old.iter().find(|s| s.record == r) {
                 Some(s) => next.push(s.clone()),
-                None => next.push(Arc::new(RemoteRegionServer::new(r, self.handle.clone())?)),
+                None => next.push(Arc::new(RemoteRegionServer::new(
+                    r,
+                    self.handle.clone(),
+                    self.tls.as_ref(),
+                )?)),
             }
         }
         let changed =

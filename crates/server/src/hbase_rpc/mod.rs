@@ -5,7 +5,10 @@
 //! connection is handed on, untouched, to the gRPC server through the
 //! stream [`split_incoming`] returns. One port serves both, as one port
 //! serves HBase's services, so a client's `hbase.client.bootstrap.servers`
-//! names the same `host:port` as ferrobase's own clients.
+//! names the same `host:port` as ferrobase's own clients. With TLS on
+//! (`hbase.server.netty.tls.enabled`) the handshake comes first
+//! (`ferrobase_tls::ServerTls::accept` tells a ClientHello from plaintext)
+//! and the sniffing looks at the decrypted bytes.
 //!
 //! Services: the connection registry (`Regist` and `ClientMetaService`),
 //! `MasterService` where this server is the master (`master_service`),
@@ -47,6 +50,8 @@ use ferrobase_hbase_wire::cellblock::CellCodec;
 use ferrobase_hbase_wire::frame::{self, NO_CALL_ID, ServerDecoder, ServerEvent};
 use ferrobase_hbase_wire::names::{RegionName, ServerName};
 use ferrobase_hbase_wire::{ExceptionClass, HBaseException, RequestFrame, pb};
+use ferrobase_tls::stream::Halves;
+use ferrobase_tls::{Accepted, ServerStream, ServerTls};
 use master_service::MasterService;
 use meta_table::{MetaRow, MetaScanner, Renderer};
 use prost::Message;
@@ -58,7 +63,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tracing::Instrument as _;
@@ -973,8 +978,18 @@ impl HBaseRpc {
 
     /// Serves one HBase connection until the client closes it or sends
     /// bytes that cannot be trusted.
-    async fn serve(self: Arc<Self>, stream: TcpStream) {
-        let (mut reader, mut writer) = stream.into_split();
+    async fn serve(self: Arc<Self>, stream: ServerStream) {
+        match stream.into_halves() {
+            Halves::Plain(r, w) => self.serve_halves(r, w).await,
+            Halves::Tls(r, w) => self.serve_halves(r, w).await,
+        }
+    }
+
+    async fn serve_halves<R, W>(self: Arc<Self>, mut reader: R, mut writer: W)
+    where
+        R: tokio::io::AsyncRead + Unpin,
+        W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
         let (tx, mut rx) = mpsc::unbounded_channel::<BytesMut>();
         let write_task = tokio::spawn(async move {
             while let Some(mut buf) = rx.recv().await {
@@ -1083,50 +1098,33 @@ fn meta_answer(
 
 /// True when the connection speaks HBase RPC; false for anything else
 /// (HTTP/2), for a connection closed before it said, or one silent for
-/// [`SNIFF_TIMEOUT`].
-async fn speaks_hbase(stream: &TcpStream) -> bool {
-    let sniff = async {
-        let mut head = [0u8; SNIFF_BYTES];
-        loop {
-            let n = match stream.peek(&mut head).await {
-                Ok(n) => n,
-                Err(_) => return false,
-            };
-            let Some(seen) = head.get(..n) else {
-                return false;
-            };
-            if n == 0 || !frame::looks_like_hbase(seen) {
-                return false;
-            }
-            if n >= SNIFF_BYTES {
-                return true;
-            }
-            // A prefix of an HBase preamble: wait for the rest.
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
-    };
-    tokio::time::timeout(SNIFF_TIMEOUT, sniff)
-        .await
-        .unwrap_or(false)
+/// [`SNIFF_TIMEOUT`]. Over TLS the bytes looked at are the decrypted ones.
+async fn speaks_hbase(stream: &mut ServerStream) -> bool {
+    match stream.peek_head(SNIFF_BYTES, SNIFF_TIMEOUT).await {
+        Ok(head) => head.len() >= SNIFF_BYTES && frame::looks_like_hbase(&head),
+        Err(_) => false,
+    }
 }
 
-/// Accepts connections on `listener` (Nagle off), serves the HBase ones
-/// and yields the others for `tonic`'s `serve_with_incoming*`. Accepting
-/// stops when the returned stream is dropped (the gRPC server stopped), so
-/// the port is free again for a restart.
+/// Accepts connections on `listener` (Nagle off), completes TLS where
+/// `tls` says (and refuses plaintext where it must), serves the HBase
+/// connections and yields the others for `tonic`'s `serve_with_incoming*`.
+/// Accepting stops when the returned stream is dropped (the gRPC server
+/// stopped), so the port is free again for a restart.
 pub fn split_incoming(
     listener: TcpListener,
     rpc: Arc<HBaseRpc>,
-) -> ReceiverStream<io::Result<TcpStream>> {
-    let (tx, rx) = mpsc::channel::<io::Result<TcpStream>>(64);
+    tls: Option<Arc<ServerTls>>,
+) -> ReceiverStream<io::Result<ServerStream>> {
+    let (tx, rx) = mpsc::channel::<io::Result<ServerStream>>(64);
     tokio::spawn(async move {
         loop {
             let accepted = tokio::select! {
                 _ = tx.closed() => return,
                 a = listener.accept() => a,
             };
-            let stream = match accepted {
-                Ok((s, _)) => s,
+            let (stream, peer) = match accepted {
+                Ok(s) => s,
                 Err(e) => {
                     // Out of file descriptors and the like: wait, go on.
                     tracing::warn!("accept failed: {e}");
@@ -1137,8 +1135,16 @@ pub fn split_incoming(
             let _ = stream.set_nodelay(true);
             let tx = tx.clone();
             let rpc = rpc.clone();
+            let tls = tls.clone();
             tokio::spawn(async move {
-                if speaks_hbase(&stream).await {
+                let mut stream = match tls {
+                    None => ServerStream::plain(stream),
+                    Some(tls) => match tls.accept(stream, peer).await {
+                        Accepted::Stream(s) => s,
+                        Accepted::Closed => return,
+                    },
+                };
+                if speaks_hbase(&mut stream).await {
                     rpc.serve(stream).await;
                 } else {
                     let _ = tx.send(Ok(stream)).await;

@@ -11,6 +11,7 @@
 //! what the master, region server and engine already count; it never
 //! changes the cluster and never sits on a data request's path.
 
+mod https;
 mod jmx;
 mod pages;
 pub mod scrape;
@@ -84,14 +85,20 @@ pub(crate) struct Shared {
 /// A running info server.
 pub struct InfoServer {
     addr: SocketAddr,
+    https: bool,
     shutdown: Option<oneshot::Sender<()>>,
     serve: JoinHandle<()>,
     sampler: JoinHandle<()>,
 }
 
 impl InfoServer {
-    /// Serves the info pages of `parts` on `bind` (port 0: any free port).
-    pub async fn start(bind: SocketAddr, parts: InfoParts) -> Result<InfoServer> {
+    /// Serves the info pages of `parts` on `bind` (port 0: any free port),
+    /// over HTTPS when `tls` is set (`hbase.ssl.enabled`).
+    pub async fn start(
+        bind: SocketAddr,
+        parts: InfoParts,
+        tls: Option<Arc<ferrobase_tls::ServerTls>>,
+    ) -> Result<InfoServer> {
         crate::rpc_metrics::register();
         let listener = tokio::net::TcpListener::bind(bind).await.map_err(|e| {
             ServerError::new(
@@ -112,18 +119,34 @@ impl InfoServer {
         let sampler = tokio::spawn(sample(Arc::downgrade(&shared)));
         let app = router(shared);
         let (tx, rx) = oneshot::channel::<()>();
-        let serve = tokio::spawn(async move {
-            let r = axum::serve(listener, app)
-                .with_graceful_shutdown(async {
-                    let _ = rx.await;
+        let https = tls.is_some();
+        let stopped = async {
+            let _ = rx.await;
+        };
+        let serve = match tls {
+            None => tokio::spawn(async move {
+                let r = axum::serve(listener, app)
+                    .with_graceful_shutdown(stopped)
+                    .await;
+                if let Err(e) = r {
+                    tracing::warn!(error = %e, "info server stopped");
+                }
+            }),
+            Some(tls) => {
+                let listener = https::HttpsListener::new(listener, addr, tls);
+                tokio::spawn(async move {
+                    let r = axum::serve(listener, app)
+                        .with_graceful_shutdown(stopped)
+                        .await;
+                    if let Err(e) = r {
+                        tracing::warn!(error = %e, "info server stopped");
+                    }
                 })
-                .await;
-            if let Err(e) = r {
-                tracing::warn!(error = %e, "info server stopped");
             }
-        });
+        };
         Ok(InfoServer {
             addr,
+            https,
             shutdown: Some(tx),
             serve,
             sampler,
@@ -133,6 +156,11 @@ impl InfoServer {
     /// The address it listens on.
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// `https` when it serves HTTPS (`hbase.ssl.enabled`), else `http`.
+    pub fn scheme(&self) -> &'static str {
+        if self.https { "https" } else { "http" }
     }
 
     /// Stops serving (open page loads get a moment to finish).

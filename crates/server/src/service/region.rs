@@ -154,7 +154,11 @@ macro_rules! timed {
     ($self:ident, $req:ident, $op:expr, $inner:ident, |$r:ident| $param:expr) => {{
         let timer = CallTimer::start(Protocol::Grpc, $op);
         let request_bytes = prost::Message::encoded_len($req.get_ref()) as u64;
-        let client = $req.remote_addr();
+        let client = $req.remote_addr().or_else(|| {
+            $req.extensions()
+                .get::<ferrobase_tls::ConnectionInfo>()
+                .and_then(|i| i.remote_addr)
+        });
         // Copied out as numbers: the text is built only for a slow call.
         let (region, what, count): (u64, &str, usize) = {
             let $r = $req.get_ref();

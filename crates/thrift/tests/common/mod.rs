@@ -31,6 +31,7 @@ pub fn config() -> GatewayConfig {
         framed_only: false,
         limits: Limits::default(),
         scanner_idle: Duration::from_secs(600),
+        tls: None,
     }
 }
 

@@ -81,6 +81,16 @@ public final class TestTarget {
     return Integer.parseInt(System.getenv().getOrDefault("HBASE_SERVERS", "1"));
   }
 
+  /**
+   * The directory of test certificates ({@code FERROBASE_TLS_DIR}: ca.pem, server.pem,
+   * client.pem, made by scripts/hbase-client-tests.sh with {@code FERROBASE_TLS=1}); when set,
+   * the server is TLS-only and the client connects with HBase's own TLS settings.
+   */
+  public static String tlsDir() {
+    String dir = System.getenv("FERROBASE_TLS_DIR");
+    return dir == null || dir.isEmpty() ? null : dir;
+  }
+
   /** {@code host:port} the client bootstraps from. */
   public String bootstrap() {
     return bootstrap;
@@ -103,6 +113,15 @@ public final class TestTarget {
     conf.setInt("hbase.client.scanner.timeout.period", 30_000);
     conf.setInt("hbase.client.sync.wait.timeout.msec", 60_000);
     conf.setInt("hbase.client.start.log.errors.counter", 1);
+    String tls = tlsDir();
+    if (tls != null) {
+      // HBase 2.6's own TLS client: PEM trust store and key store.
+      conf.setBoolean("hbase.client.netty.tls.enabled", true);
+      conf.set("hbase.rpc.tls.truststore.location", tls + "/ca.pem");
+      conf.set("hbase.rpc.tls.truststore.type", "PEM");
+      conf.set("hbase.rpc.tls.keystore.location", tls + "/client.pem");
+      conf.set("hbase.rpc.tls.keystore.type", "PEM");
+    }
     return conf;
   }
 
@@ -127,6 +146,22 @@ public final class TestTarget {
     command.add(dataDir.toString());
     command.add("--port");
     command.add(Integer.toString(port));
+    String tls = tlsDir();
+    if (tls != null) {
+      // TLS only, client certificates required: every test goes over TLS.
+      for (String set :
+          new String[] {
+            "hbase.server.netty.tls.enabled=true",
+            "hbase.server.netty.tls.supportplaintext=false",
+            "hbase.server.netty.tls.client.auth.mode=NEED",
+            "hbase.rpc.tls.keystore.location=" + tls + "/server.pem",
+            "hbase.rpc.tls.truststore.location=" + tls + "/ca.pem",
+            "hbase.client.netty.tls.enabled=true"
+          }) {
+        command.add("--set");
+        command.add(set);
+      }
+    }
     ProcessBuilder pb = new ProcessBuilder(command);
     pb.redirectErrorStream(true);
     pb.redirectOutput(log.toFile());
