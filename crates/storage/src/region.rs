@@ -44,6 +44,15 @@ use parking_lot::{Mutex, RwLock};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::time::Instant;
+
+/// A queued flush that failed with an I/O error (see `Region::failed_flush`).
+struct FailedFlush {
+    at: Instant,
+    path: PathBuf,
+    kind: std::io::ErrorKind,
+    message: String,
+}
 
 /// Store file extension.
 pub const STORE_FILE_EXT: &str = "sf";
@@ -95,6 +104,10 @@ pub struct Region {
     flush_lock: Mutex<()>,
     memstore_size: AtomicU64,
     flush_requested: AtomicBool,
+    /// The last queued flush's I/O failure (when, which file, the error),
+    /// cleared by a flush that succeeds: writers blocked on this region's
+    /// memstore fail with it instead of waiting out blockingWaitTime.
+    failed_flush: Mutex<Option<FailedFlush>>,
     compaction_requested: AtomicBool,
     /// Compactions running now: `[minor, major]` (HBase's `CompactionState`).
     compacting: [AtomicU32; 2],
@@ -180,6 +193,7 @@ impl Region {
             flush_lock: Mutex::new(()),
             memstore_size: AtomicU64::new(replayed_bytes),
             flush_requested: AtomicBool::new(false),
+            failed_flush: Mutex::new(None),
             compaction_requested: AtomicBool::new(false),
             compacting: [AtomicU32::new(0), AtomicU32::new(0)],
             closed: AtomicBool::new(false),

@@ -14,8 +14,8 @@
 //! WAL still holds every edit. A failed flush keeps the snapshot, and the
 //! next flush retries it before taking a new one.
 
-use super::Region;
-use crate::error::Result;
+use super::{FailedFlush, Region};
+use crate::error::{Result, StorageError};
 use crate::memstore::MemStoreSet;
 use crate::storefile::{StoreFileReader, StoreFileWriter};
 use std::sync::Arc;
@@ -73,7 +73,36 @@ impl Region {
             self.shared
                 .wait_compaction_progress(Duration::from_millis(50));
         }
-        self.flush_now(true).map(|_| ())
+        let result = self.flush_now(true);
+        *self.failed_flush.lock() = match &result {
+            Err(StorageError::Io { path, source }) => Some(FailedFlush {
+                at: Instant::now(),
+                path: path.clone(),
+                kind: source.kind(),
+                message: source.to_string(),
+            }),
+            _ => None,
+        };
+        result.map(|_| ())
+    }
+
+    /// The I/O error of a queued flush that failed after `since` (and none
+    /// succeeded after it), as an error for a writer blocked on this
+    /// region's memstore: a full disk reaches the client by name.
+    pub(crate) fn flush_failure_since(&self, since: Instant) -> Option<StorageError> {
+        let failed = self.failed_flush.lock();
+        let f = failed.as_ref().filter(|f| f.at >= since)?;
+        Some(StorageError::Io {
+            path: f.path.clone(),
+            source: std::io::Error::new(
+                f.kind,
+                format!(
+                    "region {} cannot flush its memstore, so writes are refused: {}",
+                    self.info.name(),
+                    f.message
+                ),
+            ),
+        })
     }
 
     /// Flushes now; returns whether anything was written.

@@ -196,7 +196,9 @@ impl Region {
     /// Backpressure (docs/architecture.md, design rules 2–4): waits while
     /// this region's memstore is above `block.multiplier × flush.size` or
     /// the process is above its global memstore limit, asking for flushes;
-    /// fails with "region too busy" after `hbase.hstore.blockingWaitTime`.
+    /// fails with "region too busy" after `hbase.hstore.blockingWaitTime`,
+    /// or at once with the flush's I/O error when a flush fails meanwhile
+    /// (a full disk: waiting cannot help, and the client learns why).
     fn wait_for_memory(&self) -> Result<()> {
         let block_at = self.shared.settings().memstore_block_size();
         let over = |r: &Region| {
@@ -239,6 +241,10 @@ impl Region {
             self.shared
                 .wait_memory_freed((limit - waited).min(Duration::from_millis(50)));
             self.check_open()?;
+            if let Some(e) = self.flush_failure_since(start) {
+                self.shared.stalls().add_blocked_time(start.elapsed());
+                return Err(e);
+            }
             match over(self) {
                 None => {
                     self.shared.stalls().add_blocked_time(start.elapsed());
