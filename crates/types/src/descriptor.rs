@@ -79,7 +79,8 @@ named_enum!(
 named_enum!(
 /// How cells are encoded inside a data block.
 DataBlockEncoding, "DATA_BLOCK_ENCODING", {
-    None => "NONE", Prefix => "PREFIX", Diff => "DIFF", FastDiff => "FAST_DIFF", RowIndexV1 => "ROW_INDEX_V1"
+    None => "NONE", Prefix => "PREFIX", Diff => "DIFF", FastDiff => "FAST_DIFF", RowIndexV1 => "ROW_INDEX_V1",
+    PrefixTree => "PREFIX_TREE"
 });
 named_enum!(
     /// Whether major compaction keeps deleted cells (HBase's `KeepDeletedCells`).

@@ -279,7 +279,7 @@ pub async fn compression_encoding(ctx: &Ctx) -> Result<Report> {
     let mut base: Option<(f64, f64)> = None;
     with_target(ctx.server.as_deref(), Settings::default(), async |t| {
         for comp in ["NONE", "SNAPPY", "LZ4", "ZSTD"] {
-            for enc in ["NONE", "PREFIX", "DIFF", "FAST_DIFF"] {
+            for enc in ["NONE", "PREFIX", "DIFF", "FAST_DIFF", "PREFIX_TREE"] {
                 let table = format!("bench_ce_{}_{}", comp.to_lowercase(), enc.to_lowercase());
                 prepare(
                     t,

@@ -16,7 +16,7 @@ use super::ConvertError;
 use crate::names::TableName;
 use crate::pb;
 use bytes::Bytes;
-use ferrobase_types::{Durability, FamilyDescriptor, TableDescriptor};
+use ferrobase_types::{DataBlockEncoding, Durability, FamilyDescriptor, TableDescriptor};
 
 /// HBase's TTL for "forever" (`HConstants.FOREVER`, `Integer.MAX_VALUE`).
 pub const TTL_FOREVER: &str = "2147483647";
@@ -95,6 +95,16 @@ pub fn family_from_pb(
     })
 }
 
+/// The DATA_BLOCK_ENCODING an HBase 2 client can parse: its enum has no
+/// PREFIX_TREE (HBase 2 removed it), so a PREFIX_TREE family is shown as
+/// PREFIX, the encoding whose entries it shares.
+fn hbase2_encoding(e: DataBlockEncoding) -> String {
+    match e {
+        DataBlockEncoding::PrefixTree => DataBlockEncoding::Prefix.to_string(),
+        other => other.to_string(),
+    }
+}
+
 /// A family as the Java client expects it back: every attribute with its
 /// raw value (TTL in seconds, `2147483647` for FOREVER), plus
 /// `REPLICATION_SCOPE` 0, which HBase always reports.
@@ -107,7 +117,7 @@ pub fn family_to_pb(f: &FamilyDescriptor) -> pb::ColumnFamilySchema {
         pair("IN_MEMORY", f.in_memory.to_string()),
         pair("VERSIONS", f.versions.to_string()),
         pair("KEEP_DELETED_CELLS", f.keep_deleted_cells.to_string()),
-        pair("DATA_BLOCK_ENCODING", f.data_block_encoding.to_string()),
+        pair("DATA_BLOCK_ENCODING", hbase2_encoding(f.data_block_encoding)),
         pair("COMPRESSION", f.compression.to_string()),
         pair("TTL", ttl),
         pair("MIN_VERSIONS", f.min_versions.to_string()),
@@ -260,6 +270,17 @@ mod tests {
         assert!(
             back.attributes
                 .contains(&pair("MAX_FILESIZE", "10737418240".into()))
+        );
+    }
+
+    #[test]
+    fn prefix_tree_is_shown_to_hbase_2_clients_as_prefix() {
+        let mut f = FamilyDescriptor::new("cf").unwrap();
+        f.set("DATA_BLOCK_ENCODING", "PREFIX_TREE").unwrap();
+        let wire = family_to_pb(&f);
+        assert!(
+            wire.attributes
+                .contains(&pair("DATA_BLOCK_ENCODING", "PREFIX".into()))
         );
     }
 

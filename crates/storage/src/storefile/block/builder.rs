@@ -5,7 +5,8 @@
 //! "previous entry" state resets so a reader can start decoding there. For
 //! ROW_INDEX_V1 every row start is a restart point (that footer *is* HBase's
 //! row index), plus one every [`RESTART_INTERVAL`] entries inside long rows so
-//! a seek never walks more than that many entries. Row runs (NONE) restart
+//! a seek never walks more than that many entries; PREFIX_TREE restarts the
+//! same way (a row index over prefix-shared entries). Row runs (NONE) restart
 //! at the first row start after [`RESTART_INTERVAL`] entries, and inside a
 //! row only every [`ROW_RUN_RESTART_MAX`] entries: a restart inside a row
 //! repeats what the row's cells share.
@@ -74,8 +75,10 @@ impl BlockBuilder {
         if self.since_restart >= RESTART_INTERVAL {
             return true;
         }
-        self.encoding == DataBlockEncoding::RowIndexV1
-            && key::row_of(key) != key::row_of(&self.prev.key)
+        matches!(
+            self.encoding,
+            DataBlockEncoding::RowIndexV1 | DataBlockEncoding::PrefixTree
+        ) && key::row_of(key) != key::row_of(&self.prev.key)
     }
 
     /// Appends an entry. The caller keeps the block under 4 GiB (restart

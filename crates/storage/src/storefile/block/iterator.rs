@@ -450,7 +450,10 @@ mod tests {
                 r.dedup();
                 r.len()
             };
-            if *enc == DataBlockEncoding::RowIndexV1 {
+            if matches!(
+                *enc,
+                DataBlockEncoding::RowIndexV1 | DataBlockEncoding::PrefixTree
+            ) {
                 assert!(it.num_restarts >= rows, "a restart per row");
             } else if *enc == DataBlockEncoding::None {
                 // Row runs: at the first row start after 16 entries.

@@ -21,7 +21,10 @@
 //!   previous entry (since the restart point) has the same row and family
 //! PLAIN (block code 0: NONE in version-1 files), ROW_INDEX_V1 (code 4):
 //!   [klen v][vlen v][seq v][key: klen B][value: vlen B]
-//! PREFIX (key shares `shared` leading bytes with the previous key):
+//! PREFIX (key shares `shared` leading bytes with the previous key), and
+//! PREFIX_TREE (code 7: the same entries, but a restart point at every row
+//! start, so the block footer is a row index and a seek binary-searches to
+//! its row, then shares prefixes only within the row):
 //!   [shared v][unshared v][vlen v][seq v][key suffix: unshared B][value]
 //! DIFF (prefix over the row/family/qualifier part only; timestamp as a
 //!       zigzag varint delta against the previous cell's; type byte apart):
@@ -130,6 +133,7 @@ impl Layout {
             DataBlockEncoding::Prefix => Layout::Prefix,
             DataBlockEncoding::Diff => Layout::Diff,
             DataBlockEncoding::FastDiff => Layout::FastDiff,
+            DataBlockEncoding::PrefixTree => Layout::Prefix,
         }
     }
 
@@ -179,6 +183,8 @@ pub(crate) fn code(e: DataBlockEncoding) -> u8 {
         DataBlockEncoding::Diff => 2,
         DataBlockEncoding::FastDiff => 3,
         DataBlockEncoding::RowIndexV1 => 4,
+        // 5 and 6 are NONE's block codes (`ROW_SHARED_CODE`, `ROW_RUN_CODE`).
+        DataBlockEncoding::PrefixTree => 7,
     }
 }
 
@@ -190,6 +196,7 @@ pub(crate) fn from_code(c: u8) -> Option<DataBlockEncoding> {
         2 => DataBlockEncoding::Diff,
         3 => DataBlockEncoding::FastDiff,
         4 => DataBlockEncoding::RowIndexV1,
+        7 => DataBlockEncoding::PrefixTree,
         _ => return None,
     })
 }
