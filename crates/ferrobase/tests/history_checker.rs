@@ -128,3 +128,19 @@ fn counter_bounds() {
     assert!(check_counter(9, 10, 12).is_err());
     assert!(check_counter(13, 10, 12).is_err());
 }
+
+#[test]
+fn long_histories_do_not_exhaust_the_stack() {
+    // 20,000 ops on one register: a put, then two overlapping reads.
+    let mut h = Vec::new();
+    for i in 0..5_000u64 {
+        let t = i * 10;
+        h.push(put(i + 1, t, Some(t + 1)));
+        h.push(get(Some(i + 1), t + 2, t + 5));
+        h.push(get(Some(i + 1), t + 3, t + 4));
+        h.push(put(i + 1_000_000, t + 6, None));
+    }
+    // One unknown put is read late: it applied after all.
+    h.push(get(Some(1_004_999), 60_000, 60_001));
+    assert!(check_register(&h));
+}

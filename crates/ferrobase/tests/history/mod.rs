@@ -105,59 +105,97 @@ impl History {
 }
 
 /// Whether one register's history is linearizable (see the module docs).
+/// Iterative (histories have thousands of ops): a stack of the ops
+/// linearized so far, backtracking to the next candidate on a dead end.
 pub fn check_register(events: &[Event]) -> bool {
-    let mut ops = events.to_vec();
-    ops.sort_by_key(|e| e.invoke);
-    let mut done = vec![false; ops.len()];
-    let mut memo = HashSet::new();
-    let mut left = ops.iter().filter(|e| e.complete.is_some()).count();
-    search(&ops, &mut done, &mut left, None, &mut memo)
-}
-
-fn search(
-    ops: &[Event],
-    done: &mut Vec<bool>,
-    left: &mut usize,
-    state: Option<u64>,
-    memo: &mut HashSet<(Vec<bool>, Option<u64>)>,
-) -> bool {
-    if *left == 0 {
-        // Every completed op is linearized; unknown puts may never apply.
-        return true;
-    }
-    let horizon = ops
+    // A put of unknown outcome whose value nobody read may as well never
+    // have applied: dropping it changes no answer and prunes the search.
+    let read: HashSet<u64> = events
         .iter()
-        .zip(done.iter())
-        .filter(|(_, d)| !**d)
-        .filter_map(|(e, _)| e.complete)
-        .min()
-        .unwrap_or(u64::MAX);
-    for i in 0..ops.len() {
-        if done[i] {
-            continue;
-        }
-        if ops[i].invoke > horizon {
-            break; // sorted by invocation: nothing later qualifies
-        }
-        let next = match &ops[i].op {
-            Op::Put(v) => Some(*v),
-            Op::Get(v) if *v == state => state,
-            Op::Get(_) => continue,
-        };
-        done[i] = true;
-        let counted = ops[i].complete.is_some();
-        if counted {
-            *left -= 1;
-        }
-        if memo.insert((done.clone(), next)) && search(ops, done, left, next, memo) {
+        .filter_map(|e| match e.op {
+            Op::Get(v) => v,
+            Op::Put(_) => None,
+        })
+        .collect();
+    let mut ops: Vec<Event> = events
+        .iter()
+        .filter(|e| e.complete.is_some() || matches!(e.op, Op::Put(v) if read.contains(&v)))
+        .cloned()
+        .collect();
+    ops.sort_by_key(|e| e.invoke);
+    let n = ops.len();
+    let mut done = vec![0u64; n.div_ceil(64)];
+    let is_done = |d: &[u64], i: usize| d[i / 64] & (1 << (i % 64)) != 0;
+    let flip = |d: &mut [u64], i: usize| d[i / 64] ^= 1 << (i % 64);
+    let mut left = ops.iter().filter(|e| e.complete.is_some()).count();
+    let mut memo: HashSet<(Vec<u64>, Option<u64>)> = HashSet::new();
+    // (op linearized, state before it)
+    let mut stack: Vec<(usize, Option<u64>)> = Vec::new();
+    let mut state: Option<u64> = None;
+    let mut from = 0;
+    loop {
+        if left == 0 {
+            // Every completed op is linearized; unknown puts may never apply.
             return true;
         }
-        if counted {
-            *left += 1;
+        // An op may go next only if invoked before every pending op completed.
+        // Ops are sorted by invocation and complete after it, so the scan
+        // stops at the first invocation past the best completion so far.
+        let first = done
+            .iter()
+            .position(|w| *w != u64::MAX)
+            .map_or(n, |w| w * 64 + done[w].trailing_ones() as usize);
+        let mut horizon = u64::MAX;
+        for (i, e) in ops.iter().enumerate().skip(first) {
+            if e.invoke > horizon {
+                break;
+            }
+            if !is_done(&done, i) {
+                horizon = horizon.min(e.complete.unwrap_or(u64::MAX));
+            }
         }
-        done[i] = false;
+        let mut next = None;
+        for (i, e) in ops.iter().enumerate().skip(from.max(first)) {
+            if e.invoke > horizon {
+                break; // sorted by invocation: nothing later qualifies
+            }
+            if is_done(&done, i) {
+                continue;
+            }
+            let after = match &e.op {
+                Op::Put(v) => Some(*v),
+                Op::Get(v) if *v == state => state,
+                Op::Get(_) => continue,
+            };
+            flip(&mut done, i);
+            if memo.insert((done.clone(), after)) {
+                next = Some((i, after));
+                break;
+            }
+            flip(&mut done, i);
+        }
+        match next {
+            Some((i, after)) => {
+                stack.push((i, state));
+                state = after;
+                if ops[i].complete.is_some() {
+                    left -= 1;
+                }
+                from = 0;
+            }
+            None => {
+                let Some((i, before)) = stack.pop() else {
+                    return false;
+                };
+                flip(&mut done, i);
+                state = before;
+                if ops[i].complete.is_some() {
+                    left += 1;
+                }
+                from = i + 1;
+            }
+        }
     }
-    false
 }
 
 /// A counter's check: `acked` increments of 1 were acknowledged, `attempted`
