@@ -49,7 +49,12 @@ fn a_read_concurrent_with_a_write_may_see_either_value() {
     ];
     assert!(check_register(&h));
     // Concurrent reads may order the concurrent write either way.
-    let h = [put(1, 0, Some(1)), put(2, 2, Some(9)), get(Some(2), 3, 4), get(Some(2), 5, 6)];
+    let h = [
+        put(1, 0, Some(1)),
+        put(2, 2, Some(9)),
+        get(Some(2), 3, 4),
+        get(Some(2), 5, 6),
+    ];
     assert!(check_register(&h));
 }
 

@@ -106,7 +106,7 @@ fn spawn(
 fn register_put(key: &str, value: u64) -> RowMutation {
     RowMutation::new(key.to_string())
         .with_durability(Durability::SyncWal)
-        .put("f", "v", value.to_be_bytes().to_vec())
+        .put("f", "v", value.to_be_bytes())
 }
 
 async fn register_get(t: &Table, key: &str) -> Result<Option<u64>> {
@@ -133,7 +133,7 @@ async fn register_client(
     while !stop.load(Ordering::SeqCst) {
         seq += 1;
         let key = &keys[(seq.wrapping_mul(7) + id) as usize % keys.len()];
-        if seq % 2 == 0 {
+        if seq.is_multiple_of(2) {
             let value = (id << 32) | seq;
             let at = hist.invoke();
             let r = tokio::time::timeout(OP_LIMIT, t.put(register_put(key, value))).await;
@@ -180,7 +180,7 @@ async fn counter_client(
     while !stop.load(Ordering::SeqCst) {
         let m = RowMutation::new("a-counter")
             .with_durability(Durability::SyncWal)
-            .put("f", "c", 1i64.to_be_bytes().to_vec());
+            .put("f", "c", 1i64.to_be_bytes());
         attempted.fetch_add(1, Ordering::SeqCst);
         if let Ok(Ok(_)) = tokio::time::timeout(OP_LIMIT, t.increment_row(m)).await {
             acked.fetch_add(1, Ordering::SeqCst);
@@ -192,10 +192,10 @@ async fn counter_client(
 async fn row_writer(id: u64, conn: Arc<Connection>, stop: Arc<AtomicBool>) -> Vec<String> {
     let t = conn.table("part");
     let mut acked = Vec::new();
-    let mut i = 0;
+    let mut i = 0u64;
     while !stop.load(Ordering::SeqCst) {
         i += 1;
-        let prefix = if i % 2 == 0 { "a" } else { "z" };
+        let prefix = if i.is_multiple_of(2) { "a" } else { "z" };
         let row = format!("{prefix}-row-{id}-{i:05}");
         let m = RowMutation::new(row.clone())
             .with_durability(Durability::SyncWal)
@@ -352,7 +352,10 @@ async fn a_region_server_cut_off_from_etcd_acknowledges_nothing_the_new_owner_mi
         Some(v) => i64::from_be_bytes(v[..].try_into().context("counter is not 8 bytes")?),
         None => 0,
     };
-    let (attempted, acked) = (attempted.load(Ordering::SeqCst), acked.load(Ordering::SeqCst));
+    let (attempted, acked) = (
+        attempted.load(Ordering::SeqCst),
+        acked.load(Ordering::SeqCst),
+    );
     history::check_counter(value, acked, attempted).map_err(anyhow::Error::msg)?;
     let ops = hist.check().map_err(anyhow::Error::msg)?;
     println!(
@@ -360,6 +363,9 @@ async fn a_region_server_cut_off_from_etcd_acknowledges_nothing_the_new_owner_mi
          (acked {acked}, attempted {attempted})",
         rows.len()
     );
-    assert!(acked > 0 && !rows.is_empty(), "the workload made no progress");
+    assert!(
+        acked > 0 && !rows.is_empty(),
+        "the workload made no progress"
+    );
     Ok(())
 }
