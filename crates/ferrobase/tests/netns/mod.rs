@@ -42,6 +42,38 @@ pub fn is_root() -> bool {
         .unwrap_or(false)
 }
 
+/// Removes what runs that died without dropping their [`Net`] left (an
+/// abort skips destructors): namespaces `fp<pid>n<k>` whose creating test
+/// process is gone, after killing the processes still inside them, and
+/// their bridges.
+fn reap_stale() {
+    let Ok(out) = Command::new("ip").args(["netns", "list"]).output() else {
+        return;
+    };
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let Some(ns) = line.split_whitespace().next() else {
+            continue;
+        };
+        let Some(pid) = ns
+            .strip_prefix("fp")
+            .and_then(|r| r.split_once('n'))
+            .and_then(|(p, _)| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            continue; // its test still runs
+        }
+        if let Ok(p) = Command::new("ip").args(["netns", "pids", ns]).output() {
+            for child in String::from_utf8_lossy(&p.stdout).split_whitespace() {
+                let _ = Command::new("kill").args(["-9", child]).status();
+            }
+        }
+        let _ = ip(&["netns", "del", ns]);
+        let _ = ip(&["link", "del", &format!("fp{pid}br")]);
+    }
+}
+
 /// The bridge, its namespaces and their veth pairs; removed on drop.
 pub struct Net {
     tag: String,
@@ -62,10 +94,22 @@ impl Net {
             );
             return Ok(None);
         }
+        reap_stale();
         let pid = std::process::id();
-        // A subnet and names of our own, so concurrent runs never collide.
-        let tag = format!("fp{}", pid % 100_000);
-        let subnet = format!("10.{}.{}", 200 + (pid / 251) % 50, pid % 251);
+        // Names and a subnet of our own, so concurrent runs never collide.
+        // 198.18.0.0/15 is reserved for network tests (RFC 2544): no real
+        // network a CI machine depends on uses it.
+        let tag = format!("fp{pid}");
+        let used = Command::new("ip")
+            .args(["-o", "-4", "addr"])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default();
+        let subnet = (0..512u32)
+            .map(|i| (pid + i) % 512)
+            .map(|n| format!("198.{}.{}", 18 + n / 256, n % 256))
+            .find(|s| !used.contains(&format!(" {s}.")))
+            .context("no free /24 in 198.18.0.0/15 for the test network")?;
         let mut net = Net {
             bridge: format!("{tag}br"),
             tag,
@@ -79,8 +123,6 @@ impl Net {
     }
 
     fn build(&mut self, hosts: usize) -> Result<()> {
-        // Leftovers of a killed run with the same pid.
-        let _ = ip(&["link", "del", &self.bridge]);
         ip(&["link", "add", &self.bridge, "type", "bridge"])?;
         self.veths.push(self.bridge.clone());
         ip(&[
@@ -94,7 +136,6 @@ impl Net {
         for n in 0..hosts {
             let ns = format!("{}n{n}", self.tag);
             let (outer, inner) = (format!("{}v{n}", self.tag), format!("{}i{n}", self.tag));
-            let _ = ip(&["netns", "del", &ns]);
             ip(&["netns", "add", &ns])?;
             self.namespaces.push(ns.clone());
             ip(&[
