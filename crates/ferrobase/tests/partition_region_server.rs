@@ -30,6 +30,10 @@ use ferrobase_types::{FamilyDescriptor, TableDescriptor};
 use partition::{NsEtcd, Workload, spawn};
 use std::time::{Duration, Instant};
 
+/// The tests take turns: two clusters at once on 2 cores starve each
+/// other's leases (a test of partitions, not of an overloaded machine).
+static ONE_CLUSTER_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// Hosts (namespaces).
 const ETCD: usize = 0;
 const MASTER: usize = 1;
@@ -38,6 +42,7 @@ const SERVERS: [usize; 2] = [2, 3];
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_region_server_cut_off_from_etcd_acknowledges_nothing_the_new_owner_misses() -> Result<()>
 {
+    let _turn = ONE_CLUSTER_AT_A_TIME.lock().await;
     // Declared first, dropped last: every process is gone before its
     // namespace is deleted.
     let Some(net) = netns::Net::create(4)? else {
@@ -106,6 +111,69 @@ async fn a_region_server_cut_off_from_etcd_acknowledges_nothing_the_new_owner_mi
     cluster::wait_servers(&admin, 2).await?;
     tokio::time::sleep(Duration::from_secs(2)).await;
 
+    println!("{}", work.finish().await?);
+    Ok(())
+}
+
+/// The other half-partition: a region server that still holds its etcd
+/// lease but that the master cannot reach. It is alive, so nothing moves:
+/// it keeps serving clients, the master keeps working (DDL, assignment on
+/// the reachable server), and after healing everything checks out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_region_server_cut_off_from_the_master_only_keeps_serving() -> Result<()> {
+    let _turn = ONE_CLUSTER_AT_A_TIME.lock().await;
+    let Some(net) = netns::Net::create(4)? else {
+        return Ok(());
+    };
+    let root = tempfile::tempdir()?;
+    let root_url = format!("file://{}", root.path().display());
+    let etcd = NsEtcd::start(&net, ETCD)?;
+    let master = spawn(&net, MASTER, "master", &etcd.url, &root_url)?;
+    master.wait_line("active on", Duration::from_secs(30))?;
+    let mut servers = Vec::new();
+    for host in SERVERS {
+        let s = spawn(&net, host, "regionserver", &etcd.url, &root_url)?;
+        s.wait_line("listening on", Duration::from_secs(30))?;
+        servers.push(s);
+    }
+    let admin = partition::connect(&master.address())?;
+    cluster::wait_servers(&admin, 2).await?;
+    let desc = TableDescriptor::new("part", vec![FamilyDescriptor::new("f")?])?;
+    admin
+        .admin()
+        .create_table(&desc, &[Bytes::from_static(b"m")])
+        .await?;
+    let cut_addr = cluster::holder(&admin, "part", b"a").await?;
+    let cut = servers
+        .iter()
+        .position(|s| s.address() == cut_addr)
+        .context("the holder of 'a' is one of ours")?;
+    let work = Workload::start(&master.address())?;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+
+    net.cut(SERVERS[cut], MASTER)?;
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    // The master still works: DDL, and a new table's regions open.
+    let desc = TableDescriptor::new("during", vec![FamilyDescriptor::new("f")?])?;
+    admin
+        .admin()
+        .create_table(&desc, &[])
+        .await
+        .context("create_table while a region server is cut off from the master")?;
+    let t = admin.table("during");
+    t.put(ferrobase_types::RowMutation::new("r").put("f", "q", "v"))
+        .await?;
+    assert!(!t.get(Get::new("r")).await?.is_empty());
+    // Nothing moved off the live server.
+    assert_eq!(cluster::holder(&admin, "part", b"a").await?, cut_addr);
+    net.heal(SERVERS[cut], MASTER)?;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    for s in &mut servers {
+        assert!(
+            s.wait_exit(Duration::from_millis(1)).is_err(),
+            "a region server exited"
+        );
+    }
     println!("{}", work.finish().await?);
     Ok(())
 }

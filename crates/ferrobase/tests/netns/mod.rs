@@ -43,7 +43,7 @@ pub fn is_root() -> bool {
 }
 
 /// Removes what runs that died without dropping their [`Net`] left (an
-/// abort skips destructors): namespaces `fp<pid>n<k>` whose creating test
+/// abort skips destructors): namespaces `fp<pid>s<seq>n<k>` whose creating test
 /// process is gone, after killing the processes still inside them, and
 /// their bridges.
 fn reap_stale() {
@@ -54,10 +54,13 @@ fn reap_stale() {
         let Some(ns) = line.split_whitespace().next() else {
             continue;
         };
-        let Some(pid) = ns
+        let Some((pid, tag)) = ns
             .strip_prefix("fp")
-            .and_then(|r| r.split_once('n'))
-            .and_then(|(p, _)| p.parse::<u32>().ok())
+            .and_then(|r| r.split_once('s'))
+            .and_then(|(p, rest)| {
+                let seq = rest.split_once('n')?.0;
+                Some((p.parse::<u32>().ok()?, format!("fp{p}s{seq}")))
+            })
         else {
             continue;
         };
@@ -70,7 +73,7 @@ fn reap_stale() {
             }
         }
         let _ = ip(&["netns", "del", ns]);
-        let _ = ip(&["link", "del", &format!("fp{pid}br")]);
+        let _ = ip(&["link", "del", &format!("{tag}br")]);
     }
 }
 
@@ -99,7 +102,9 @@ impl Net {
         // Names and a subnet of our own, so concurrent runs never collide.
         // 198.18.0.0/15 is reserved for network tests (RFC 2544): no real
         // network a CI machine depends on uses it.
-        let tag = format!("fp{pid}");
+        static SEQ: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::SeqCst) % 10;
+        let tag = format!("fp{pid}s{seq}");
         let used = Command::new("ip")
             .args(["-o", "-4", "addr"])
             .output()
