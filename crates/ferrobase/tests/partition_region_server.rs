@@ -14,6 +14,9 @@
 //! history is linearizable (`tests/history/`), and the counter is at least
 //! its acknowledged increments and at most its attempted ones.
 //!
+//! The second test cuts a region server from the master only: it keeps
+//! its lease, so nothing moves, and the master must keep working.
+//!
 //! Needs root: skipped with a message otherwise; as root, a failure to
 //! create the namespaces fails the test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
