@@ -16,6 +16,10 @@ fi
 # API). Nothing needs protoc: every .proto is compiled with protox.
 missing=()
 command -v etcd >/dev/null || missing+=(etcd-server)
+# Network partition tests (crates/ferrobase/tests/partition_*.rs) put each
+# process in a network namespace of its own with iproute2's `ip` (as root;
+# they fail, not skip, when root cannot create namespaces).
+command -v ip >/dev/null || missing+=(iproute2)
 # S3 storage: the tests start a real S3 API, moto's server, installed with
 # pip into .venv (crates/storage/src/fs/s3/testing.rs finds it there); the
 # Thrift gateway tests run real happybase from the same .venv

@@ -287,7 +287,26 @@ impl Inner {
     /// Runs `call` until it succeeds, fails for good, or
     /// `hbase.client.retries.number` retries are spent; drops the location
     /// cache of `table` when a region was not where the cache said.
-    pub(crate) async fn retry<T, F, Fut>(&self, table: &str, mut call: F) -> Result<T>
+    pub(crate) async fn retry<T, F, Fut>(&self, table: &str, call: F) -> Result<T>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T>>,
+    {
+        self.retry_calls(table, true, call).await
+    }
+
+    /// [`retry`](Self::retry) for a call that must not be applied twice
+    /// (increment, append, check-and-mutate): a failure after which it may
+    /// have been applied ([`ClientError::ambiguous`]) is returned, not retried.
+    pub(crate) async fn retry_once_applied<T, F, Fut>(&self, table: &str, call: F) -> Result<T>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T>>,
+    {
+        self.retry_calls(table, false, call).await
+    }
+
+    async fn retry_calls<T, F, Fut>(&self, table: &str, idempotent: bool, mut call: F) -> Result<T>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T>>,
@@ -296,6 +315,12 @@ impl Inner {
         loop {
             match call().await {
                 Ok(v) => return Ok(v),
+                Err(e) if !idempotent && e.ambiguous() => {
+                    if e.stale_location() {
+                        self.invalidate(table);
+                    }
+                    return Err(e);
+                }
                 Err(e) if e.retryable() && attempt < self.settings.client_retries => {
                     if e.stale_location() {
                         self.invalidate(table);

@@ -47,10 +47,35 @@ impl ClientError {
     pub fn stale_location(&self) -> bool {
         matches!(
             self.code(),
-            Some(ErrorCode::RegionNotServing | ErrorCode::WrongRegion)
+            Some(ErrorCode::RegionNotServing | ErrorCode::WrongRegion | ErrorCode::Fenced)
         ) || matches!(self, ClientError::Transport { .. })
     }
+
+    /// True when the call may have been applied although it failed: the
+    /// server was fenced after writing it to its WAL (the new owner replays
+    /// that WAL), or the connection broke after the request could have
+    /// been sent. Repeating such a call is safe only if it is idempotent
+    /// (a put, a delete, a read), not for an increment, an append or a
+    /// check-and-mutate. A connection that was never made is not ambiguous.
+    pub fn ambiguous(&self) -> bool {
+        match self {
+            ClientError::Server { code, .. } => *code == ErrorCode::Fenced,
+            ClientError::Transport { message, .. } => !NOT_CONNECTED
+                .iter()
+                .any(|m| message.to_ascii_lowercase().contains(m)),
+            _ => false,
+        }
+    }
 }
+
+/// Transport failures that happen before a request leaves the client.
+const NOT_CONNECTED: &[&str] = &[
+    "tcp connect error",
+    "error trying to connect",
+    "connection refused",
+];
+
+impl ClientError {}
 
 impl From<tonic::Status> for ClientError {
     fn from(s: tonic::Status) -> ClientError {
@@ -84,5 +109,39 @@ impl From<tonic::Status> for ClientError {
 impl From<ferrobase_proto::cellblock::CellBlockError> for ClientError {
     fn from(e: ferrobase_proto::cellblock::CellBlockError) -> ClientError {
         ClientError::Malformed(e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn transport(message: &str) -> ClientError {
+        ClientError::Transport {
+            address: "a:1".into(),
+            message: message.into(),
+        }
+    }
+
+    #[test]
+    fn a_fenced_write_or_a_broken_call_may_have_been_applied() {
+        let fenced = ClientError::Server {
+            code: ErrorCode::Fenced,
+            message: "fenced".into(),
+        };
+        assert!(fenced.ambiguous() && fenced.retryable() && fenced.stale_location());
+        assert!(transport("error reading a body from connection: connection reset").ambiguous());
+        assert!(transport("operation was canceled").ambiguous());
+        for m in [
+            "tcp connect error: Connection refused (os error 111)",
+            "transport error: error trying to connect",
+        ] {
+            assert!(!transport(m).ambiguous(), "{m}");
+        }
+        let moved = ClientError::Server {
+            code: ErrorCode::RegionNotServing,
+            message: "moved".into(),
+        };
+        assert!(!moved.ambiguous());
     }
 }

@@ -260,7 +260,7 @@ impl Table {
         let row = mutation.row.clone();
         let block = self
             .inner
-            .retry(&self.name, || {
+            .retry_once_applied(&self.name, || {
                 let (inner, table, row, block) = (
                     self.inner.clone(),
                     self.name.clone(),
@@ -345,7 +345,7 @@ impl Table {
         let block = encode_mutations([&mutation]);
         let row = mutation.row.clone();
         self.inner
-            .retry(&self.name, || {
+            .retry_once_applied(&self.name, || {
                 let (inner, table) = (self.inner.clone(), self.name.clone());
                 let req = pb::CheckAndMutateRequest {
                     region_id: 0,

@@ -55,6 +55,7 @@ codes! {
     MalformedCellBlock => "MALFORMED_CELL_BLOCK", InvalidArgument, false;
     RegionNotServing => "REGION_NOT_SERVING", Unavailable, true;
     WrongRegion => "WRONG_REGION", Unavailable, true;
+    Fenced => "FENCED", Unavailable, true;
     RegionTooBusy => "REGION_TOO_BUSY", ResourceExhausted, true;
     ServerBusy => "SERVER_BUSY", ResourceExhausted, true;
     UnknownScanner => "UNKNOWN_SCANNER", NotFound, false;

@@ -65,13 +65,21 @@ impl Master {
         counts
     }
 
-    /// Opens `region` on the live server with the fewest regions.
+    /// Opens `region` on the live server with the fewest regions, among
+    /// those that answered their last load report if any did (a server the
+    /// master cannot reach would hold the open, and the DDL lock, until
+    /// the call fails).
     pub(crate) fn assign_region(&self, table: &TableDescriptor, region: &RegionInfo) -> Result<()> {
         let live = self.coordination.live_servers();
         let counts = self.counts(&live);
+        let silent = self.silent.lock().clone();
         let server = live
             .iter()
-            .min_by_key(|s| (counts.get(&s.address()).copied().unwrap_or(0), s.address()))
+            .min_by_key(|s| {
+                let address = s.address();
+                let count = counts.get(&address).copied().unwrap_or(0);
+                (silent.contains(&address), count, address)
+            })
             .ok_or_else(|| {
                 ServerError::new(ErrorCode::RegionNotServing, "no live region server")
             })?;
@@ -106,6 +114,7 @@ impl Master {
             a.retain(|_, address| silent.contains(address));
             a.extend(hosted);
         }
+        *self.silent.lock() = silent;
         self.split_dead_wals()?;
         let mut opened = 0;
         let mut first_err = None;

@@ -74,7 +74,9 @@ impl From<StorageError> for ServerError {
             StorageError::WrongRegion { .. } => ErrorCode::WrongRegion,
             StorageError::Closed(_) => ErrorCode::RegionNotServing,
             // Its regions are being reopened elsewhere: the client relocates.
-            StorageError::Fenced(_) => ErrorCode::RegionNotServing,
+            // The write may still be in the WAL the new owner replays, so
+            // the client must not blindly repeat a non-idempotent call.
+            StorageError::Fenced(_) => ErrorCode::Fenced,
             StorageError::InvalidRequest(_) => ErrorCode::InvalidRequest,
             // A kind this layer does not know yet: never retried blindly.
             _ => ErrorCode::Internal,

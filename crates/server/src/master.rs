@@ -37,6 +37,10 @@ pub struct Master {
     pub(crate) coordination: Arc<dyn Coordination>,
     /// Region id → server address, for online regions.
     pub(crate) assignments: Mutex<HashMap<u64, String>>,
+    /// Live servers whose last load report failed (unreachable from here,
+    /// e.g. partitioned, though their lease holds): new regions go to
+    /// the others first.
+    pub(crate) silent: Mutex<std::collections::HashSet<String>>,
     pub(crate) ddl: Mutex<()>,
     /// The storage root holding the meta, the data and the WALs.
     pub(crate) fs: Arc<dyn Storage>,
@@ -75,6 +79,7 @@ impl Master {
             fs,
             coordination,
             assignments: Mutex::new(HashMap::new()),
+            silent: Mutex::new(Default::default()),
             ddl: Mutex::new(()),
             data_dir: data_dir.to_path_buf(),
             wal_root: wal_root.map(Path::to_path_buf),

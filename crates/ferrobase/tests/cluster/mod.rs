@@ -53,13 +53,30 @@ pub struct Node {
     lines: Receiver<String>,
     /// The port it listens on (masters: once active).
     pub port: u16,
+    /// The address it binds and advertises.
+    pub host: String,
 }
 
 impl Node {
     fn spawn(kind: &str, etcd: &str, root: &str, extra: &[String]) -> Result<Node> {
-        let port = free_port()?;
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ferrobase"));
+        let cmd = Command::new(env!("CARGO_BIN_EXE_ferrobase"));
+        Node::spawn_with(cmd, "127.0.0.1", free_port()?, kind, etcd, root, extra)
+    }
+
+    /// Starts `cmd` (the `ferrobase` binary, or a wrapper such as `ip
+    /// netns exec NS ferrobase`) as a `kind` process bound to `host:port`,
+    /// and waits for nothing.
+    pub fn spawn_with(
+        mut cmd: Command,
+        host: &str,
+        port: u16,
+        kind: &str,
+        etcd: &str,
+        root: &str,
+        extra: &[String],
+    ) -> Result<Node> {
         cmd.arg(kind)
+            .args(["--bind", host])
             .args(["--etcd", etcd])
             .args(["--root", root])
             .args(["--port", &port.to_string()]);
@@ -84,7 +101,12 @@ impl Node {
                 }
             }
         });
-        Ok(Node { child, lines, port })
+        Ok(Node {
+            child,
+            lines,
+            port,
+            host: host.to_string(),
+        })
     }
 
     /// Waits (at most `limit`) for a stdout line containing `text`.
@@ -100,9 +122,9 @@ impl Node {
         }
     }
 
-    /// `127.0.0.1:port`.
+    /// `host:port`.
     pub fn address(&self) -> String {
-        format!("127.0.0.1:{}", self.port)
+        format!("{}:{}", self.host, self.port)
     }
 
     /// Sends a signal (`"STOP"`, `"CONT"`, …) with kill(1).

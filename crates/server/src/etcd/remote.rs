@@ -21,6 +21,14 @@ use tonic::transport::{Channel, Endpoint};
 
 /// How long one admin call may take (an open replays recovered edits).
 const ADMIN_CALL_TIMEOUT: Duration = Duration::from_secs(120);
+/// HTTP/2 pings on every admin connection: a region server the master can
+/// no longer reach (a partition drops packets, nothing resets) fails the
+/// call after about `KEEPALIVE_INTERVAL + KEEPALIVE_TIMEOUT`, instead of
+/// holding the master for [`ADMIN_CALL_TIMEOUT`]; a slow open on a live
+/// connection keeps answering pings and may take its time.
+const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(2);
+/// How long a ping may go unanswered.
+const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a load report may take.
 const LOAD_TIMEOUT: Duration = Duration::from_secs(3);
 
@@ -71,6 +79,9 @@ impl RemoteRegionServer {
             })?
             .connect_timeout(Duration::from_secs(2))
             .timeout(ADMIN_CALL_TIMEOUT)
+            .http2_keep_alive_interval(KEEPALIVE_INTERVAL)
+            .keep_alive_timeout(KEEPALIVE_TIMEOUT)
+            .keep_alive_while_idle(true)
             .tcp_nodelay(true);
         Ok(RemoteRegionServer {
             client: RegionAdminClient::new(ferrobase_tls::grpc::channel(endpoint, tls))

@@ -20,9 +20,18 @@ pub struct Session {
 impl Session {
     /// Grants a lease of `ttl` (rounded up to whole seconds, at least 1)
     /// and renews it every third of its TTL.
+    ///
+    /// The session counts as lost once `ttl` has passed since the *sending*
+    /// of the last renewal etcd answered: etcd restarts a lease's TTL when
+    /// it receives the renewal, after it was sent, so by then etcd may have
+    /// expired the lease but not earlier. Every wait on etcd is bounded by
+    /// that deadline, so a partition (packets dropped, no reset) is noticed
+    /// on time: a region server stops serving before its regions can be
+    /// reopened elsewhere.
     pub async fn start(client: &Client, ttl: Duration) -> Result<Session> {
         let mut client = client.clone();
         let secs = ttl.as_millis().div_ceil(1000).max(1) as i64;
+        let granted_at = Instant::now();
         let lease = client
             .lease_grant(secs, None)
             .await
@@ -38,27 +47,35 @@ impl Session {
         let mut c2 = client.clone();
         let keeper = tokio::spawn(async move {
             let mut keeper = keeper;
-            let mut last_ok = Instant::now();
+            let mut valid_until = granted_at + ttl;
             loop {
+                let deadline = tokio::time::Instant::from_std(valid_until);
+                let sent = Instant::now();
                 let renewed = async {
                     keeper.keep_alive().await.ok()?;
                     stream.message().await.ok()?.map(|r| r.ttl())
                 };
-                match tokio::time::timeout(period, renewed).await {
-                    Ok(Some(t)) if t > 0 => last_ok = Instant::now(),
+                let wait = deadline.min(tokio::time::Instant::from_std(sent + period));
+                match tokio::time::timeout_at(wait, renewed).await {
+                    Ok(Some(t)) if t > 0 => {
+                        let granted = Duration::from_secs(t as u64).min(ttl);
+                        valid_until = sent + granted;
+                    }
                     Ok(Some(_)) => break, // etcd says the lease is gone
                     _ => {
                         // A broken stream: open a new one while time is left.
-                        if let Ok((k, s)) = c2.lease_keep_alive(lease).await {
+                        let reopen = c2.lease_keep_alive(lease);
+                        if let Ok(Ok((k, s))) = tokio::time::timeout_at(deadline, reopen).await {
                             keeper = k;
                             stream = s;
                         }
                     }
                 }
-                if last_ok.elapsed() >= ttl {
+                if Instant::now() >= valid_until {
                     break;
                 }
-                tokio::time::sleep(period).await;
+                let next = (Instant::now() + period).min(valid_until);
+                tokio::time::sleep_until(tokio::time::Instant::from_std(next)).await;
             }
             tracing::error!(lease, "etcd session lost");
             let _ = tx.send(true);

@@ -23,7 +23,9 @@ pub fn class_of(code: ErrorCode) -> ExceptionClass {
         ErrorCode::TableDisabled => ExceptionClass::TableNotEnabled,
         // HBase answers enabling an enabled table with this one too.
         ErrorCode::TableNotDisabled | ErrorCode::TableEnabled => ExceptionClass::TableNotDisabled,
-        ErrorCode::RegionNotServing | ErrorCode::WrongRegion => ExceptionClass::NotServingRegion,
+        ErrorCode::RegionNotServing | ErrorCode::WrongRegion | ErrorCode::Fenced => {
+            ExceptionClass::NotServingRegion
+        }
         ErrorCode::RegionTooBusy => ExceptionClass::RegionTooBusy,
         ErrorCode::ServerBusy => ExceptionClass::CallQueueTooBig,
         ErrorCode::UnknownScanner => ExceptionClass::UnknownScanner,
