@@ -117,7 +117,10 @@ pub fn family_to_pb(f: &FamilyDescriptor) -> pb::ColumnFamilySchema {
         pair("IN_MEMORY", f.in_memory.to_string()),
         pair("VERSIONS", f.versions.to_string()),
         pair("KEEP_DELETED_CELLS", f.keep_deleted_cells.to_string()),
-        pair("DATA_BLOCK_ENCODING", hbase2_encoding(f.data_block_encoding)),
+        pair(
+            "DATA_BLOCK_ENCODING",
+            hbase2_encoding(f.data_block_encoding),
+        ),
         pair("COMPRESSION", f.compression.to_string()),
         pair("TTL", ttl),
         pair("MIN_VERSIONS", f.min_versions.to_string()),
