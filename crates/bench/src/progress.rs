@@ -105,6 +105,18 @@ pub async fn join_all<T>(
     done: &std::sync::atomic::AtomicU64,
     progress: &mut Progress,
 ) -> Vec<Result<T, tokio::task::JoinError>> {
+    join_all_with(tasks, progress, |p| {
+        p.set(done.load(std::sync::atomic::Ordering::Relaxed))
+    })
+    .await
+}
+
+/// [`join_all`] with the caller's update of `progress` every 100 ms.
+pub async fn join_all_with<T>(
+    tasks: Vec<tokio::task::JoinHandle<T>>,
+    progress: &mut Progress,
+    mut update: impl FnMut(&mut Progress),
+) -> Vec<Result<T, tokio::task::JoinError>> {
     let all = async {
         let mut out = Vec::with_capacity(tasks.len());
         for t in tasks {
@@ -120,7 +132,7 @@ pub async fn join_all<T>(
                 progress.finish();
                 return out;
             }
-            _ = tick.tick() => progress.set(done.load(std::sync::atomic::Ordering::Relaxed)),
+            _ = tick.tick() => update(progress),
         }
     }
 }

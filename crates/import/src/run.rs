@@ -27,7 +27,7 @@ use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// What every reader shares.
 struct Ctx {
@@ -295,27 +295,13 @@ async fn join_with_progress<T>(
     ctx: &Ctx,
     progress: &mut Progress,
 ) -> Vec<Result<T, tokio::task::JoinError>> {
-    let all = async {
-        let mut out = Vec::with_capacity(tasks.len());
-        for t in tasks {
-            out.push(t.await);
-        }
-        out
-    };
-    tokio::pin!(all);
-    let mut tick = tokio::time::interval(Duration::from_millis(100));
-    loop {
-        tokio::select! {
-            out = &mut all => {
-                progress.finish();
-                return out;
-            }
-            _ = tick.tick() => progress.set_counting(
-                ctx.bytes.load(Ordering::Relaxed),
-                ctx.rows.load(Ordering::Relaxed),
-            ),
-        }
-    }
+    ferrobase_bench::progress::join_all_with(tasks, progress, |p| {
+        p.set_counting(
+            ctx.bytes.load(Ordering::Relaxed),
+            ctx.rows.load(Ordering::Relaxed),
+        )
+    })
+    .await
 }
 
 /// One reader thread: takes splits until none is left (or bad lines stop
