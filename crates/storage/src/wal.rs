@@ -226,14 +226,14 @@ impl Wal {
         let buffered = self.writer.buffer(edits, fsync)?;
         if durability == Durability::AsyncWal {
             if buffered.must_wait {
-                return self.writer.wait(buffered.end, false);
+                return self.writer.wait(buffered.end, buffered.generation, false);
             }
             if buffered.kick {
                 self.signal.kick();
             }
             return Ok(());
         }
-        self.writer.wait(buffered.end, fsync)
+        self.writer.wait(buffered.end, buffered.generation, fsync)
     }
 
     /// Calls `f` for every edit of `region_id` with seq > `after_seq`, in

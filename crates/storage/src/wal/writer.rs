@@ -19,6 +19,16 @@
 //! yet covered and makes the log refuse all later appends: a log that lost
 //! bytes must never acknowledge again.
 //!
+//! Resuming after an I/O error (a full disk freed, HBase's "writes succeed
+//! again once space is back"): at most once per [`RESUME_INTERVAL`], an
+//! appender that meets the refusal tries [`Writer::try_resume`]. It cuts
+//! the failed segment back to its last whole batch before the failure
+//! (every byte after it belongs to callers that were told "failed", so none
+//! may be replayed later), syncs it, and starts a new segment. Everything
+//! buffered during the failure is dropped, and the *generation* advances:
+//! a ticket of an older generation never counts as written, so nobody
+//! whose bytes were dropped is acknowledged. A fenced log never resumes.
+//!
 //! Fencing: after every batch write or sync, and before anyone is told,
 //! the leader checks that its claim on the WAL directory still holds
 //! ([`DirClaim`]: same device and inode under the same path on a local
@@ -44,6 +54,7 @@ use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// ASYNC_WAL appenders wake the flusher early once this much is buffered,
 /// so the background write overlaps with the producer.
@@ -54,6 +65,8 @@ pub(crate) const ASYNC_MAX_BYTES: usize = 64 << 20;
 /// ASYNC_WAL backlog may grow: a buffer dropped after every batch is
 /// re-faulted from the OS on the next (a few % of a bulk load's CPU).
 const MAX_IDLE_BUFFER: usize = ASYNC_MAX_BYTES;
+/// How often an appender may try to resume a failed log (module docs).
+pub(crate) const RESUME_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Why the log takes no more appends.
 #[derive(Clone, Debug)]
@@ -119,6 +132,10 @@ struct Pending {
     /// The flusher was already woken for this buffer.
     kicked: bool,
     refusal: Option<Refusal>,
+    /// Advanced by each resume (module docs).
+    generation: u64,
+    /// When a resume may next be tried.
+    next_resume: Instant,
 }
 
 struct CommitState {
@@ -126,6 +143,10 @@ struct CommitState {
     synced: u64,
     leader: bool,
     failed: Option<Failure>,
+    /// The generation positions refer to (module docs).
+    generation: u64,
+    /// The failure that ended the previous generation, for its late waiters.
+    ended: Option<Failure>,
 }
 
 struct IoState {
@@ -150,6 +171,8 @@ pub(crate) struct Buffered {
     pub kick: bool,
     /// ASYNC_WAL only: too much is buffered; wait for the write.
     pub must_wait: bool,
+    /// The generation `end` belongs to (module docs).
+    pub generation: u64,
 }
 
 /// The group-commit writer of the current segment.
@@ -168,6 +191,9 @@ pub(crate) struct Writer {
     /// Tests make the next batch writes fail, as a full disk would.
     #[cfg(test)]
     pub(crate) fail_writes: std::sync::atomic::AtomicBool,
+    /// Tests hold resumes off (or allow them at once).
+    #[cfg(test)]
+    pub(crate) resume_interval: Mutex<Duration>,
 }
 
 impl Writer {
@@ -192,12 +218,16 @@ impl Writer {
                 fsync_upto: 0,
                 kicked: false,
                 refusal: None,
+                generation: 0,
+                next_resume: Instant::now(),
             }),
             state: Mutex::new(CommitState {
                 written: 0,
                 synced: 0,
                 leader: false,
                 failed: None,
+                generation: 0,
+                ended: None,
             }),
             done: Condvar::new(),
             io: Mutex::new(IoState {
@@ -214,6 +244,8 @@ impl Writer {
             counters,
             #[cfg(test)]
             fail_writes: std::sync::atomic::AtomicBool::new(false),
+            #[cfg(test)]
+            resume_interval: Mutex::new(RESUME_INTERVAL),
         }
     }
 
@@ -224,12 +256,27 @@ impl Writer {
     /// Encodes `edits` into the pending buffer as one unit (all or none).
     pub(crate) fn buffer(&self, edits: &[WalEdit], fsync: bool) -> Result<Buffered> {
         let mut guard = self.pending.lock();
-        let p = &mut *guard;
-        match &p.refusal {
+        match &guard.refusal {
             Some(Refusal::Closed) => return Err(self.closed_error()),
-            Some(Refusal::Failed(f)) => return Err(f.to_error()),
+            Some(Refusal::Failed(f)) => {
+                let failure = f.to_error();
+                if f.fenced || Instant::now() < guard.next_resume {
+                    return Err(failure);
+                }
+                guard.next_resume = Instant::now() + self.resume_interval();
+                drop(guard);
+                if let Err(e) = self.try_resume() {
+                    tracing::warn!(error = %e, "WAL still cannot resume after its failed write");
+                    return Err(failure);
+                }
+                guard = self.pending.lock();
+                if guard.refusal.is_some() {
+                    return Err(failure);
+                }
+            }
             None => {}
         }
+        let p = &mut *guard;
         let start = p.buf.len();
         // One reservation for the whole call: growing a multi-megabyte
         // buffer by doubling copies it and faults fresh pages in each time.
@@ -258,6 +305,7 @@ impl Writer {
             end: p.end,
             kick,
             must_wait: p.buf.len() >= ASYNC_MAX_BYTES,
+            generation: p.generation,
         };
         drop(guard);
         self.counters.add_appends(edits.len() as u64);
@@ -266,22 +314,30 @@ impl Writer {
 
     /// Writes (and with `fsync`, syncs) everything buffered so far.
     pub(crate) fn flush(&self, fsync: bool) -> Result<()> {
-        let end = {
+        let (end, generation) = {
             let mut p = self.pending.lock();
             if fsync {
                 p.fsync_upto = p.end;
             }
-            p.end
+            (p.end, p.generation)
         };
-        self.wait(end, fsync)
+        self.wait(end, generation, fsync)
     }
 
     /// Returns once ticket `end` is written (and synced, with `fsync`),
     /// leading batches as needed. The caller must have buffered `end` with
     /// the same `fsync` (so `fsync_upto >= end`), or the loop cannot finish.
-    pub(crate) fn wait(&self, end: u64, fsync: bool) -> Result<()> {
+    /// A ticket of an earlier `generation` fails: its bytes were dropped.
+    pub(crate) fn wait(&self, end: u64, generation: u64, fsync: bool) -> Result<()> {
         let mut st = self.state.lock();
         loop {
+            if st.generation != generation {
+                return Err(st
+                    .ended
+                    .as_ref()
+                    .map(Failure::to_error)
+                    .unwrap_or_else(|| self.closed_error()));
+            }
             let reached = if fsync { st.synced } else { st.written };
             if reached >= end {
                 return Ok(());
@@ -329,47 +385,136 @@ impl Writer {
         if let Err(e) = &result {
             // Refuse new appends before anyone is told: no later append may
             // be acknowledged after bytes were lost.
-            self.pending.lock().refusal = Some(Refusal::Failed(Failure::of(e, &io.seg_path)));
+            let mut p = self.pending.lock();
+            p.refusal = Some(Refusal::Failed(Failure::of(e, &io.seg_path)));
+            p.next_resume = Instant::now() + self.resume_interval();
+            drop(p);
             tracing::error!(error = %e, "WAL write failed; the WAL refuses further appends");
         }
         result
     }
 
     fn write_batch(&self, io: &mut IoState, end: u64, want_sync: bool) -> Result<(u64, u64)> {
+        if !io.batch.is_empty() && io.seg_len >= self.roll_size && io.seg_len > HEADER_LEN {
+            self.roll(io)?;
+        }
+        // Where a resume cuts the segment back to (module docs): the bytes
+        // of this batch are nobody's acknowledged write until it is done.
+        let before = io.seg_len;
+        let result = self.write_and_sync(io, end, want_sync);
+        if result.is_err() {
+            io.seg_len = before;
+        }
+        result?;
+        self.check_fence()?;
+        Ok((io.written, io.synced))
+    }
+
+    fn write_and_sync(&self, io: &mut IoState, end: u64, want_sync: bool) -> Result<()> {
         if !io.batch.is_empty() {
-            if io.seg_len >= self.roll_size && io.seg_len > HEADER_LEN {
-                self.roll(io)?;
-            }
-            // Booked before the write, so a concurrent mark_flushed can never
-            // see these bytes on disk without their regions pinning the file.
-            self.tracker.record_batch(io.seg_id, &io.batch_regions);
-            let file = io.file.as_mut().ok_or_else(|| self.closed_error())?;
-            #[cfg(test)]
-            if self.fail_writes.load(std::sync::atomic::Ordering::SeqCst) {
-                // All but the last byte reaches the file, as with ENOSPC.
-                let part = io.batch.get(..io.batch.len() - 1).unwrap_or_default();
-                file.append(part)?;
-                return Err(StorageError::io(
-                    &io.seg_path,
-                    io::Error::other("injected write failure"),
-                ));
-            }
-            file.append(&io.batch)?;
-            let n = io.batch.len() as u64;
-            io.seg_len += n;
-            io.written = end;
-            self.counters.add_batch(n);
-            io.batch.clear();
-            io.batch_regions.clear();
-            if io.batch.capacity() > MAX_IDLE_BUFFER {
-                io.batch = Vec::new();
-            }
+            self.write_current_batch(io, end)?;
         }
         if want_sync && io.synced < io.written {
             self.sync_file(io)?;
         }
+        Ok(())
+    }
+
+    /// Appends the swapped-out batch to the current segment.
+    fn write_current_batch(&self, io: &mut IoState, end: u64) -> Result<()> {
+        // Booked before the write, so a concurrent mark_flushed can never
+        // see these bytes on disk without their regions pinning the file.
+        self.tracker.record_batch(io.seg_id, &io.batch_regions);
+        let file = io.file.as_mut().ok_or_else(|| self.closed_error())?;
+        #[cfg(test)]
+        if self.fail_writes.load(std::sync::atomic::Ordering::SeqCst) {
+            // All but the last byte reaches the file, as with ENOSPC.
+            let part = io.batch.get(..io.batch.len() - 1).unwrap_or_default();
+            file.append(part)?;
+            return Err(StorageError::io(
+                &io.seg_path,
+                io::Error::other("injected write failure"),
+            ));
+        }
+        file.append(&io.batch)?;
+        let n = io.batch.len() as u64;
+        io.seg_len += n;
+        io.written = end;
+        self.counters.add_batch(n);
+        io.batch.clear();
+        io.batch_regions.clear();
+        if io.batch.capacity() > MAX_IDLE_BUFFER {
+            io.batch = Vec::new();
+        }
+        Ok(())
+    }
+
+    fn resume_interval(&self) -> Duration {
+        #[cfg(test)]
+        return *self.resume_interval.lock();
+        #[cfg(not(test))]
+        RESUME_INTERVAL
+    }
+
+    /// Resumes a log refused after an I/O error (module docs): cuts the
+    /// failed segment back to its last good batch, starts a new segment and
+    /// a new generation. Fails (and the log stays refused) while the
+    /// storage still fails, or when the directory was fenced.
+    pub(crate) fn try_resume(&self) -> Result<()> {
+        let mut guard = self.io.lock();
+        let io = &mut *guard;
+        {
+            let p = self.pending.lock();
+            match &p.refusal {
+                Some(Refusal::Failed(f)) if !f.fenced => {}
+                _ => return Ok(()),
+            }
+            // A leader still reporting its failure: try again later.
+            if self.state.lock().leader {
+                return Ok(());
+            }
+        }
         self.check_fence()?;
-        Ok((io.written, io.synced))
+        io.file = None;
+        self.fs.truncate_log(&io.seg_path, io.seg_len)?;
+        let id = io.seg_id + 1;
+        let (file, path) = segment::create(&*self.fs, &self.dir, id)?;
+        tracing::warn!(
+            cut = %self.fs.display(&io.seg_path),
+            at = io.seg_len,
+            next = id,
+            "WAL resumed after a failed write: the failed batch was cut off and a new segment started"
+        );
+        io.file = Some(file);
+        io.seg_id = id;
+        io.seg_path = path.clone();
+        io.seg_len = HEADER_LEN;
+        io.batch.clear();
+        io.batch_regions.clear();
+        self.counters.inc_rolls();
+        self.tracker.rolled(id, path);
+        let mut p = self.pending.lock();
+        let mut st = self.state.lock();
+        let ended = match p.refusal.take() {
+            Some(Refusal::Failed(f)) => Some(f),
+            other => {
+                p.refusal = other;
+                None
+            }
+        };
+        p.buf.clear();
+        p.regions.clear();
+        p.kicked = false;
+        p.fsync_upto = p.end;
+        p.generation += 1;
+        io.written = p.end;
+        io.synced = p.end;
+        st.written = p.end;
+        st.synced = p.end;
+        st.failed = None;
+        st.generation = p.generation;
+        st.ended = ended;
+        Ok(())
     }
 
     /// A write or sync that failed because the directory was fenced is
