@@ -4,6 +4,8 @@
 //! port). The master's `/master-status` counts both live servers and the
 //! table; each region server's `/metrics` counts the regions it holds, and
 //! the counts add up to the table's regions; `/rs-status` names the server.
+//! Once a region server is killed, the master counts it dead (page and
+//! metrics) and its regions are served by the other.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod cluster;
@@ -100,4 +102,49 @@ async fn master_and_region_servers_serve_their_info_ports() {
     // A region server is not a master.
     let (status, _) = http_get(&server_info[0], "/master-status");
     assert_eq!(status, 404);
+    let (_, m) = http_get(&master_info, "/metrics");
+    assert_eq!(
+        sample(&m, "hbase_master_dead_region_servers"),
+        Some(0.0),
+        "{m}"
+    );
+
+    // One region server dies: the master lists it as dead, counts one
+    // crash, and the survivor holds all four regions.
+    let mut c = c;
+    let victim = c.servers[1].address();
+    c.servers[1].kill().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        let (_, m) = http_get(&master_info, "/metrics");
+        let (_, held) = http_get(&server_info[0], "/metrics");
+        if sample(&m, "hbase_master_dead_region_servers") == Some(1.0)
+            && sample(&m, "hbase_master_server_crash_total") == Some(1.0)
+            && sample(&held, "hbase_regionserver_regions") == Some(4.0)
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no failover seen on the info ports:\n{m}"
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    let (_, page) = http_get(&master_info, "/master-status");
+    assert!(page.contains("<td id=\"dead-servers\">1</td>"), "{page}");
+    assert!(page.contains("<td id=\"live-servers\">1</td>"), "{page}");
+    let safe: String = victim
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    assert!(
+        page.contains(&safe),
+        "the dead server {victim} is listed: {page}"
+    );
 }

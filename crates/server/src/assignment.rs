@@ -18,6 +18,11 @@
 //!   3. regions of enabled tables held by nobody → the least-loaded server
 //! ```
 //!
+//! Each server whose WAL step 2 splits is remembered as a [`DeadServer`]
+//! (HBase's dead server list: the master page and
+//! `hbase_master_dead_region_servers`) until a server comes back on the
+//! same host and port; `hbase_master_server_crash_total` counts them.
+//!
 //! Every step runs under the DDL lock, so no DDL call sees a half-done
 //! pass. This module never talks to etcd or gRPC itself: only through
 //! [`Coordination`](crate::coordination::Coordination).
@@ -28,6 +33,52 @@ use crate::master::Master;
 use ferrobase_proto::ErrorCode;
 use ferrobase_storage::RegionInfo;
 use ferrobase_storage::wal::split;
+use std::time::{Instant, SystemTime};
+
+/// Dead servers counted since this master started.
+pub const SERVER_CRASHES: &str = "hbase_master_server_crash_total";
+/// Time to split one dead server's WAL.
+pub const WAL_SPLIT_SECONDS: &str = "hbase_master_wal_split_seconds";
+/// How many dead servers the list keeps (the oldest go first).
+const DEAD_KEPT: usize = 100;
+
+/// A region server whose WAL this master split: it died (its etcd lease
+/// ended) or was fenced while paused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeadServer {
+    /// Its name, `host_port_startcode` (its WAL directory's name).
+    pub name: String,
+    /// When its WAL split finished.
+    pub at: SystemTime,
+    /// Edits recovered from its WAL for regions it held.
+    pub edits: u64,
+    /// Regions that got recovered edits.
+    pub regions: u64,
+}
+
+impl DeadServer {
+    /// `host_port` of a `host_port_startcode` name: a server restarted on
+    /// the same address has another start code.
+    fn address_part(name: &str) -> &str {
+        name.rsplit_once('_').map_or(name, |(a, _)| a)
+    }
+}
+
+impl Master {
+    /// The dead servers that have not come back on the same address,
+    /// oldest first.
+    pub fn dead_servers(&self) -> Vec<DeadServer> {
+        let live: std::collections::HashSet<String> = self
+            .coordination
+            .live_servers()
+            .iter()
+            .map(|s| DeadServer::address_part(&s.name()).to_string())
+            .collect();
+        let mut dead = self.dead.lock();
+        dead.retain(|d| !live.contains(DeadServer::address_part(&d.name)));
+        dead.clone()
+    }
+}
 use ferrobase_types::TableDescriptor;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -187,6 +238,7 @@ impl Master {
                 }
             };
             let name = server;
+            let started = Instant::now();
             let report = split::split_wal_dir(fs, &dir, &name, &|id| dirs.get(&id).cloned())?;
             tracing::info!(
                 server = %name, segments = report.segments, edits = report.edits,
@@ -194,6 +246,19 @@ impl Master {
                 "split the WAL of a dead region server"
             );
             fs.delete_all(&dir).map_err(io)?;
+            metrics::histogram!(WAL_SPLIT_SECONDS).record(started.elapsed());
+            metrics::counter!(SERVER_CRASHES).increment(1);
+            let mut list = self.dead.lock();
+            list.retain(|d| d.name != name);
+            list.push(DeadServer {
+                name,
+                at: SystemTime::now(),
+                edits: report.recovered,
+                regions: report.regions as u64,
+            });
+            if list.len() > DEAD_KEPT {
+                list.remove(0);
+            }
         }
         Ok(())
     }

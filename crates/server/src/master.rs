@@ -48,6 +48,8 @@ pub struct Master {
     /// Distributed mode: the directory holding one WAL directory per
     /// region server (`<root>/wal`), split when its server dies.
     pub(crate) wal_root: Option<PathBuf>,
+    /// Servers found dead, newest last (see `assignment`).
+    pub(crate) dead: Mutex<Vec<crate::assignment::DeadServer>>,
     stopping: std::sync::atomic::AtomicBool,
 }
 
@@ -83,6 +85,7 @@ impl Master {
             ddl: Mutex::new(()),
             data_dir: data_dir.to_path_buf(),
             wal_root: wal_root.map(Path::to_path_buf),
+            dead: Mutex::new(Vec::new()),
             stopping: std::sync::atomic::AtomicBool::new(false),
         };
         master.recover_snapshots();

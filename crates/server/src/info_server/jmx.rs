@@ -264,7 +264,10 @@ fn beans(s: &Shared, f: &Figures) -> Vec<Json> {
                 "numRegionServers",
                 f.sum("hbase_master_live_region_servers"),
             ),
-            ("numDeadRegionServers", 0.0),
+            (
+                "numDeadRegionServers",
+                f.sum("hbase_master_dead_region_servers"),
+            ),
             ("numTables", f.sum("hbase_master_tables")),
             ("numRegions", f.sum("hbase_master_regions")),
         ] {

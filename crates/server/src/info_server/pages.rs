@@ -125,6 +125,7 @@ pub async fn master_status(State(s): State<Arc<Shared>>) -> Response {
         );
     };
     let meta = m.meta.snapshot();
+    let dead = m.dead_servers();
     let rates = s.rates.lock().clone();
     let local = s.parts.region_server.as_ref().map(|rs| rs.address());
     let mut b = String::new();
@@ -135,15 +136,33 @@ pub async fn master_status(State(s): State<Arc<Shared>>) -> Response {
          <tr><th>Role</th><td>{}</td></tr>\
          <tr><th>Uptime</th><td>{}</td></tr>\
          <tr><th>Live region servers</th><td id=\"live-servers\">{}</td></tr>\
-         <tr><th>Dead region servers</th><td>0 (a dead server's regions are reassigned at once)</td></tr>\
+         <tr><th>Dead region servers</th><td id=\"dead-servers\">{}</td></tr>\
          <tr><th>Tables</th><td id=\"table-count\">{}</td></tr>\
          </table>",
         esc(env!("CARGO_PKG_VERSION")),
         esc(s.parts.role),
         uptime(&s),
         status.servers.len(),
+        dead.len(),
         meta.tables.len()
     );
+    if !dead.is_empty() {
+        b.push_str(
+            "<h2>Dead region servers</h2><table id=\"dead\"><tr><th>Server</th>\
+             <th>WAL split at</th><th>Edits recovered</th><th>Regions recovered</th></tr>",
+        );
+        for d in dead.iter().rev() {
+            let ago = d.at.elapsed().map_or(0, |t| t.as_secs());
+            let _ = write!(
+                b,
+                "<tr><td>{}</td><td>{ago} s ago</td><td>{}</td><td>{}</td></tr>",
+                esc(&d.name),
+                d.edits,
+                d.regions
+            );
+        }
+        b.push_str("</table>");
+    }
     b.push_str(
         "<h2>Region servers</h2><table id=\"servers\"><tr><th>Server</th><th>Regions</th>\
          <th>Requests/s</th><th>Requests</th><th>Memstore</th><th>Store files</th>\

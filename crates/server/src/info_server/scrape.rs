@@ -218,7 +218,7 @@ pub fn region_server(rs: &RegionServer, totals: &Mutex<RequestTotals>) {
     );
 }
 
-/// Sets the master's figures: tables, regions, live servers.
+/// Sets the master's figures: tables, regions, live and dead servers.
 pub fn master(m: &Master, live_servers: usize) {
     let tables = m.list_tables();
     let regions: usize = tables
@@ -229,6 +229,10 @@ pub fn master(m: &Master, live_servers: usize) {
     gauge("hbase_master_tables", tables.len() as f64);
     gauge("hbase_master_regions", regions as f64);
     gauge("hbase_master_live_region_servers", live_servers as f64);
+    gauge(
+        "hbase_master_dead_region_servers",
+        m.dead_servers().len() as f64,
+    );
 }
 
 /// CPU time and resident memory of this process, from `/proc/self`.
