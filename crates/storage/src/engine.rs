@@ -31,6 +31,7 @@ use crate::cache::BlockCache;
 use crate::error::{Result, StorageError};
 use crate::fs::{LocalFs, Storage};
 use crate::region::{Region, RegionInfo};
+use crate::row_cache::RowCache;
 use crate::wal::{Wal, WalOptions};
 use crossbeam_channel::Sender;
 use ferrobase_types::{Settings, TableDescriptor};
@@ -55,6 +56,8 @@ pub struct EngineShared {
     data_dir: PathBuf,
     wal: Arc<Wal>,
     cache: Arc<BlockCache>,
+    /// Off unless `ferrobase.rowcache.size` is set.
+    row_cache: Option<Arc<RowCache>>,
     regions: RwLock<HashMap<u64, Arc<Region>>>,
     global_memstore: AtomicU64,
     global_limit: u64,
@@ -124,7 +127,12 @@ impl Engine {
             },
         )?;
         let cache = Arc::new(BlockCache::new(settings.block_cache_bytes()));
+        let row_cache = match settings.row_cache_bytes() {
+            0 => None,
+            bytes => Some(Arc::new(RowCache::new(bytes))),
+        };
         let shared = Arc::new(EngineShared {
+            row_cache,
             global_limit: settings.global_memstore_limit().max(1),
             global_low_mark: settings.global_memstore_low_mark().max(1),
             settings,
@@ -204,6 +212,11 @@ impl Engine {
     /// The shared block cache.
     pub fn cache(&self) -> &Arc<BlockCache> {
         &self.shared.cache
+    }
+
+    /// The row cache, when `ferrobase.rowcache.size` turns it on.
+    pub fn row_cache(&self) -> Option<&Arc<RowCache>> {
+        self.shared.row_cache.as_ref()
     }
 
     /// Whether compactions may start (HBase's `compaction_switch`).
@@ -310,6 +323,10 @@ impl EngineShared {
 
     pub(crate) fn cache(&self) -> &Arc<BlockCache> {
         &self.cache
+    }
+
+    pub(crate) fn row_cache(&self) -> Option<&Arc<RowCache>> {
+        self.row_cache.as_ref()
     }
 
     pub(crate) fn stalls(&self) -> &StallCounters {

@@ -40,6 +40,7 @@ pub mod fs;
 pub mod iter;
 pub mod memstore;
 pub mod region;
+pub mod row_cache;
 pub mod scanner;
 pub mod snapshot_export;
 pub mod snapshot_manifest;

@@ -33,6 +33,7 @@ use crate::engine::EngineShared;
 use crate::error::{Result, StorageError};
 use crate::fs::Storage;
 use crate::memstore::MemStoreSet;
+use crate::row_cache::RegionRowCache;
 use crate::snapshot_manifest::SnapshotLayout;
 use crate::storefile::StoreFileReader;
 use crate::wal::WalEdit;
@@ -114,6 +115,8 @@ pub struct Region {
     closed: AtomicBool,
     read_requests: AtomicU64,
     write_requests: AtomicU64,
+    /// Its handle on the row cache (`None`: off, or no ROW_CACHE family).
+    row_cache: Option<RegionRowCache>,
 }
 
 impl Region {
@@ -198,6 +201,7 @@ impl Region {
             compacting: [AtomicU32::new(0), AtomicU32::new(0)],
             closed: AtomicBool::new(false),
             read_requests: AtomicU64::new(0),
+            row_cache: RegionRowCache::open(shared.row_cache(), &table.families),
             write_requests: AtomicU64::new(0),
             info,
             table: table.clone(),

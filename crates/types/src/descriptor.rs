@@ -106,6 +106,10 @@ pub struct FamilyDescriptor {
     /// IN_MEMORY: blocks get priority in the block cache.
     pub in_memory: bool,
     pub keep_deleted_cells: KeepDeletedCells,
+    /// ROW_CACHE (ferrobase's): whole get results of this family are kept
+    /// in the row cache (`ferrobase.rowcache.size`).
+    #[serde(default)]
+    pub row_cache: bool,
     /// Other attributes as given (HBase's `setValue` and configuration
     /// keys): kept and shown back, not acted on.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
@@ -126,6 +130,7 @@ impl FamilyDescriptor {
         "DATA_BLOCK_ENCODING",
         "IN_MEMORY",
         "KEEP_DELETED_CELLS",
+        "ROW_CACHE",
     ];
 
     /// A family with HBase's defaults. Fails on a name HBase would refuse.
@@ -143,6 +148,7 @@ impl FamilyDescriptor {
             data_block_encoding: DataBlockEncoding::None,
             in_memory: false,
             keep_deleted_cells: KeepDeletedCells::False,
+            row_cache: false,
             values: Default::default(),
         })
     }
@@ -175,6 +181,7 @@ impl FamilyDescriptor {
             "DATA_BLOCK_ENCODING" => self.data_block_encoding = DataBlockEncoding::parse(v)?,
             "IN_MEMORY" => self.in_memory = parse_bool("IN_MEMORY", v)?,
             "KEEP_DELETED_CELLS" => self.keep_deleted_cells = KeepDeletedCells::parse(v)?,
+            "ROW_CACHE" => self.row_cache = parse_bool("ROW_CACHE", v)?,
             _ => {
                 return Err(DescriptorError::UnknownAttribute {
                     name: attribute.to_string(),
@@ -191,9 +198,10 @@ impl FamilyDescriptor {
         Ok(())
     }
 
-    /// Every attribute as `(NAME, value)` in the order `describe` prints them.
+    /// Every attribute as `(NAME, value)` in the order `describe` prints
+    /// them; ROW_CACHE, not one of HBase's, only when it is on.
     pub fn attributes(&self) -> Vec<(&'static str, String)> {
-        vec![
+        let mut a = vec![
             ("NAME", self.name.clone()),
             ("BLOOMFILTER", self.bloomfilter.to_string()),
             ("IN_MEMORY", self.in_memory.to_string()),
@@ -205,7 +213,11 @@ impl FamilyDescriptor {
             ("MIN_VERSIONS", self.min_versions.to_string()),
             ("BLOCKCACHE", self.blockcache.to_string()),
             ("BLOCKSIZE", self.blocksize.to_string()),
-        ]
+        ];
+        if self.row_cache {
+            a.push(("ROW_CACHE", "true".to_string()));
+        }
+        a
     }
 
     /// TTL in milliseconds, if any.

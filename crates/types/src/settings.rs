@@ -283,6 +283,8 @@ settings! {
         "Threads in the large-compaction pool.";
     block_cache_size: f64 = 0.4, "hfile.block.cache.size",
         "Block cache size: a fraction of ferrobase.memory.size (≤ 1.0) or bytes (> 1.0); 0 disables it.";
+    row_cache_size: f64 = 0.0, "ferrobase.rowcache.size",
+        "Row cache size (whole get results of ROW_CACHE families): a fraction of ferrobase.memory.size (≤ 1.0) or bytes (> 1.0); 0, the default, disables it.";
     wal_block_size: u64 = 268_435_456, "hbase.regionserver.hlog.blocksize",
         "WAL block size; a segment rolls at logroll.multiplier × this.";
     dfs_replication: u64 = 3, "dfs.replication",
@@ -432,6 +434,11 @@ impl Settings {
     /// Block cache capacity in bytes.
     pub fn block_cache_bytes(&self) -> u64 {
         fraction_or_bytes(self.block_cache_size, self.memory_budget())
+    }
+
+    /// Row cache capacity in bytes (0: off).
+    pub fn row_cache_bytes(&self) -> u64 {
+        fraction_or_bytes(self.row_cache_size, self.memory_budget())
     }
 
     /// Size at which a WAL segment rolls.

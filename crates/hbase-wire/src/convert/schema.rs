@@ -33,6 +33,7 @@ const FAMILY_ATTRIBUTES: &[&str] = &[
     "DATA_BLOCK_ENCODING",
     "IN_MEMORY",
     "KEEP_DELETED_CELLS",
+    "ROW_CACHE",
 ];
 
 /// A decoded schema and what of it ferrobase ignored.
@@ -112,7 +113,7 @@ pub fn family_to_pb(f: &FamilyDescriptor) -> pb::ColumnFamilySchema {
     let ttl = f
         .ttl_seconds
         .map_or_else(|| TTL_FOREVER.to_string(), |s| s.to_string());
-    let attributes = vec![
+    let mut attributes = vec![
         pair("BLOOMFILTER", f.bloomfilter.to_string()),
         pair("IN_MEMORY", f.in_memory.to_string()),
         pair("VERSIONS", f.versions.to_string()),
@@ -128,6 +129,10 @@ pub fn family_to_pb(f: &FamilyDescriptor) -> pb::ColumnFamilySchema {
         pair("BLOCKSIZE", f.blocksize.to_string()),
         pair("REPLICATION_SCOPE", "0".to_string()),
     ];
+    if f.row_cache {
+        // ferrobase's own: a Java client reads it with getValue.
+        attributes.push(pair("ROW_CACHE", "true".to_string()));
+    }
     let attributes: Vec<_> = attributes
         .into_iter()
         .chain(f.values.iter().map(|(k, v)| pair(k, v.clone())))

@@ -193,6 +193,17 @@ pub fn region_server(rs: &RegionServer, totals: &Mutex<RequestTotals>) {
         c.capacity_bytes as f64,
     );
     gauge("hbase_regionserver_block_cache_blocks", c.entries as f64);
+    if let Some(rc) = rs.engine().row_cache() {
+        let r = rc.stats();
+        counter("hbase_regionserver_row_cache_hits_total", r.hits);
+        counter("hbase_regionserver_row_cache_misses_total", r.misses);
+        counter("hbase_regionserver_row_cache_bypasses_total", r.bypasses);
+        gauge(
+            "hbase_regionserver_row_cache_size_bytes",
+            r.size_bytes as f64,
+        );
+        gauge("hbase_regionserver_row_cache_entries", r.entries as f64);
+    }
     let pool = rs.pool();
     gauge("hbase_regionserver_handlers", pool.handler_count() as f64);
     gauge(

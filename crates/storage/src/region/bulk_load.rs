@@ -70,10 +70,18 @@ impl Region {
         let _publishing = self.flush_lock.lock();
         self.check_open()?;
         let seq = self.mvcc.begin();
+        // Rows change without a write: cached gets of this region are
+        // bypassed while the files go live, and never match again after.
+        if let Some(rc) = &self.row_cache {
+            rc.begin_reload();
+        }
         let result = self.adopt(&checked, seq);
         self.mvcc.complete(seq);
-        let outcome = result?;
         self.mvcc.wait_visible(seq);
+        if let Some(rc) = &self.row_cache {
+            rc.end_reload();
+        }
+        let outcome = result?;
         self.maybe_request_compaction();
         Ok(outcome)
     }

@@ -9,6 +9,7 @@
 use super::Region;
 use crate::error::Result;
 use crate::iter::CellIterator;
+use crate::row_cache::Lookup;
 use crate::scanner::{FamilyQuery, MergingIterator, StoreScanner};
 use crate::storefile::StoreFileReader;
 use bytes::Bytes;
@@ -157,6 +158,28 @@ impl Region {
     pub fn get(&self, get: &Get) -> Result<Vec<Cell>> {
         self.check_open()?;
         self.read_requests.fetch_add(1, Ordering::Relaxed);
+        let Some(rc) = &self.row_cache else {
+            return self.read_row(get);
+        };
+        let Some(spec) = rc.spec(&get.columns, get.max_versions, get.time_range) else {
+            return self.read_row(get);
+        };
+        let at = rc.position();
+        match rc.cache().lookup(at, &get.row, &spec, super::now_ms()) {
+            Lookup::Hit(cells) => Ok(cells),
+            Lookup::Bypass => self.read_row(get),
+            Lookup::Miss(stamp) => {
+                let cells = self.read_row(get)?;
+                let deadline = rc.deadline(&cells);
+                rc.cache()
+                    .fill(at, (&get.row, &spec), stamp, (&cells, deadline));
+                Ok(cells)
+            }
+        }
+    }
+
+    /// [`get`](Self::get) from the memstores and store files.
+    fn read_row(&self, get: &Get) -> Result<Vec<Cell>> {
         let stop = Bytes::from(super::row_successor(&get.row));
         let mut scanner = self.open_scanner(
             &get.row,

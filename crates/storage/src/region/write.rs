@@ -91,6 +91,12 @@ impl Region {
                 return Err(e);
             }
         }
+        // Gets of these rows stop using the row cache until they are
+        // visible (the guard ends at return, after `wait_visible`).
+        let _row_cache = self
+            .row_cache
+            .as_ref()
+            .map(|rc| rc.writing(edits.iter().map(|e| &e.row[..])));
         // Rows in key order: consecutive skip-list searches then share
         // most of their path, which stays in cache (random rows cost a
         // cache miss per level). Stable, so a row repeated in the batch
