@@ -251,6 +251,7 @@ fn edit(region_id: u64, seq: u64, row: &str, cells: usize) -> WalEdit {
         );
     }
     WalEdit {
+        nonce: None,
         region_id,
         seq,
         row: Bytes::from(row.to_string()),

@@ -25,6 +25,7 @@ pub mod hbase_rpc;
 pub mod info_server;
 pub mod master;
 pub mod meta;
+pub mod nonces;
 pub mod read_path;
 mod recovered;
 pub mod region_server;

@@ -18,12 +18,14 @@ use ferrobase_types::{Durability, RowMutation};
 /// Rows applied per batch.
 const BATCH: usize = 256;
 
-/// Applies and removes the region's recovered edits; returns how many
-/// edits were applied.
-pub(crate) fn replay(region: &Region) -> Result<u64> {
+/// Applies and removes the region's recovered edits; returns the nonces of
+/// the client operations they carried (they stay in the edits, so this
+/// server's WAL logs them again).
+pub(crate) fn replay(region: &Region) -> Result<Vec<(u64, u64)>> {
     let fs = &**region.fs();
     let files = split::recovered_files(fs, region.dir())?;
     let mut applied = 0u64;
+    let mut nonces = Vec::new();
     for file in &files {
         let mut batch: Vec<RowMutation> = Vec::with_capacity(BATCH);
         let mut result = Ok(());
@@ -32,6 +34,8 @@ pub(crate) fn replay(region: &Region) -> Result<u64> {
             // replay's clock.
             let edit = edit.into_resolved();
             let mut m = RowMutation::new(edit.row).with_durability(Durability::SyncWal);
+            m.nonce = edit.nonce;
+            nonces.extend(edit.nonce);
             for fam in edit.families {
                 m.push_family(fam.family, fam.cells);
             }
@@ -59,5 +63,5 @@ pub(crate) fn replay(region: &Region) -> Result<u64> {
     if !files.is_empty() {
         tracing::info!(region = %region.info().name(), edits = applied, files = files.len(), "replayed recovered edits");
     }
-    Ok(applied)
+    Ok(nonces)
 }

@@ -33,6 +33,8 @@ pub struct RegionServer {
     /// Regions open here but not serving (being split).
     offline: parking_lot::Mutex<std::collections::HashSet<u64>>,
     slow_log: crate::slow_log::SlowLog,
+    /// Client operations applied here or replayed from a WAL, by nonce.
+    nonces: Arc<crate::nonces::ServerNonces>,
 }
 
 impl RegionServer {
@@ -82,12 +84,18 @@ impl RegionServer {
             locks: RowLocks::default(),
             offline: parking_lot::Mutex::new(Default::default()),
             slow_log,
+            nonces: Arc::default(),
         }))
     }
 
     /// The engine.
     pub fn engine(&self) -> &Arc<Engine> {
         &self.engine
+    }
+
+    /// The nonces of Increments and Appends applied here (HBase RPC).
+    pub fn nonces(&self) -> &Arc<crate::nonces::ServerNonces> {
+        &self.nonces
     }
 
     /// The handler pool.
@@ -124,9 +132,16 @@ impl RegionServer {
             self.mark_offline(id);
         }
         let region = self.engine.open_region(table, info)?;
-        if !already && let Err(e) = crate::recovered::replay(&region) {
-            let _ = region.close();
-            return Err(e);
+        if !already {
+            match crate::recovered::replay(&region) {
+                Ok(nonces) => self.nonces.applied_from_wal(nonces),
+                Err(e) => {
+                    let _ = region.close();
+                    return Err(e);
+                }
+            }
+            // Operations its WAL replay applied: a retry is answered once.
+            self.nonces.applied_from_wal(region.take_replayed_nonces());
         }
         self.mark_online(id);
         Ok(())
@@ -419,6 +434,8 @@ impl RegionServer {
             ));
         }
         let mut out = RowMutation::new(m.row.clone()).with_durability(m.durability);
+        // Logged with the edit, so a retry is recognised after a failover.
+        out.nonce = m.nonce;
         let mut read = Get::new(m.row.clone());
         for c in m.mutations() {
             if c.kind != CellType::Put {

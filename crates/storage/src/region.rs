@@ -117,6 +117,8 @@ pub struct Region {
     write_requests: AtomicU64,
     /// Its handle on the row cache (`None`: off, or no ROW_CACHE family).
     row_cache: Option<RegionRowCache>,
+    /// Nonces of the edits replayed from the WAL at open, until taken.
+    replayed_nonces: Mutex<Vec<(u64, u64)>>,
 }
 
 impl Region {
@@ -166,8 +168,10 @@ impl Region {
         ));
         let mut last_seq = manifest.max_seq.max(manifest.flushed_seq);
         let mut replayed_bytes = 0;
+        let mut nonces = Vec::new();
         let mut replay = |edit: WalEdit| -> Result<()> {
             last_seq = last_seq.max(edit.seq);
+            nonces.extend(edit.nonce);
             replayed_bytes += write::insert_edit(&stores, &active, &edit);
             Ok(())
         };
@@ -202,6 +206,7 @@ impl Region {
             closed: AtomicBool::new(false),
             read_requests: AtomicU64::new(0),
             row_cache: RegionRowCache::open(shared.row_cache(), &table.families),
+            replayed_nonces: Mutex::new(nonces),
             write_requests: AtomicU64::new(0),
             info,
             table: table.clone(),
@@ -217,6 +222,13 @@ impl Region {
     /// The region's identity and row range.
     pub fn info(&self) -> &RegionInfo {
         &self.info
+    }
+
+    /// The `(nonce group, nonce)` pairs of the edits its WAL replay applied
+    /// at open (each operation a client may still retry), once: the server
+    /// remembers them as applied (HBase's `reportOperationFromWal`).
+    pub fn take_replayed_nonces(&self) -> Vec<(u64, u64)> {
+        std::mem::take(&mut *self.replayed_nonces.lock())
     }
 
     /// The table descriptor the region was opened with.

@@ -103,6 +103,9 @@ pub struct WalEdit {
     /// a format-1 segment has every cell resolved and `LATEST_TIMESTAMP`
     /// here (resolves nothing).
     pub now: u64,
+    /// The client operation's `(nonce group, nonce)` (HBase's WALKey
+    /// nonces), logged from format 3 on; `None` when untagged.
+    pub nonce: Option<(u64, u64)>,
 }
 
 impl WalEdit {

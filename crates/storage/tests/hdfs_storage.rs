@@ -223,6 +223,7 @@ fn a_fenced_writer_acknowledges_nothing_the_split_misses() {
         return;
     };
     let edit = |seq: u64| WalEdit {
+        nonce: None,
         now: ferrobase_types::LATEST_TIMESTAMP,
         region_id: 7,
         seq,

@@ -267,6 +267,7 @@ fn a_fenced_writers_late_batch_neither_survives_nor_blocks_the_split() {
     let moto = MotoServer::start();
     let fs = fs::from_url(&moto.url("fence")).unwrap();
     let edit = |seq: u64| WalEdit {
+        nonce: None,
         now: ferrobase_types::LATEST_TIMESTAMP,
         region_id: 7,
         seq,

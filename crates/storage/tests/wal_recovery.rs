@@ -27,6 +27,7 @@ fn opts(roll_size: u64) -> WalOptions {
 fn edit(region_id: u64, seq: u64, cells: usize) -> WalEdit {
     let types = [CellType::Put, CellType::Delete, CellType::DeleteColumn];
     WalEdit {
+        nonce: None,
         now: ferrobase_types::LATEST_TIMESTAMP,
         region_id,
         seq,
@@ -139,7 +140,12 @@ fn wal_with_known_last_record(dir: &Path) -> (PathBuf, Vec<u8>, u64) {
     }
     let seg = segments(dir).pop().unwrap();
     let last_start = std::fs::metadata(&seg).unwrap().len();
-    wal.append(&[edit(5, 20, 3)], Durability::SyncWal).unwrap();
+    // Tagged with a nonce, so the record does not end in zero bytes (an
+    // untagged one ends with two zero varints, which zero padding of a
+    // cut would put back: the record whole again, not torn).
+    let mut last = edit(5, 20, 3);
+    last.nonce = Some((0x1234, 0x5678));
+    wal.append(&[last], Durability::SyncWal).unwrap();
     wal.close().unwrap();
     let bytes = std::fs::read(&seg).unwrap();
     assert!(bytes.len() as u64 > last_start + 9);

@@ -64,6 +64,10 @@ pub enum MutationError {
 pub struct RowMutation {
     pub row: Bytes,
     pub durability: Durability,
+    /// HBase's `(nonce group, nonce)` of the client operation this applies
+    /// (an Increment or Append), logged with the edit so that a retry of it
+    /// is recognised after a failover or restart; `None`: untagged.
+    pub nonce: Option<(u64, u64)>,
     families: Vec<FamilyCells>,
 }
 
@@ -73,6 +77,7 @@ impl RowMutation {
         RowMutation {
             row: row.into(),
             durability: Durability::UseDefault,
+            nonce: None,
             families: Vec::new(),
         }
     }

@@ -10,8 +10,8 @@
 //! `hbase:meta` (see `meta_table`).
 
 use super::exceptions::{convert, do_not_retry, exception};
-use super::nonces::{ServerNonces, Start};
 use super::scan::ScanRange;
+use crate::nonces::{ServerNonces, Start};
 use crate::read_path::{self, Rows};
 use crate::region_server::RegionServer;
 use bytes::{Bytes, BytesMut};
@@ -373,11 +373,15 @@ fn read_modify_write_once(
     check_families(rs, region, &w.mutation)?;
     let (manager, group) = nonces;
     let nonce = w.nonce.unwrap_or(0);
+    let mut m = w.mutation;
+    if nonce != 0 {
+        m.nonce = Some((group, nonce));
+    }
     match manager.start(group, nonce) {
-        Start::Duplicate => get_result(rs, region, &duplicate_as_get(&w.mutation), codec, block),
+        Start::Duplicate => get_result(rs, region, &duplicate_as_get(&m), codec, block),
         Start::Proceed => {
             let done = rs
-                .read_modify_write_row(region, w.mutation, append)
+                .read_modify_write_row(region, m, append)
                 .map_err(exception);
             manager.end(group, nonce, done.is_ok());
             encode_result(&done?, codec, block)

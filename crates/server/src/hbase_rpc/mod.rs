@@ -34,7 +34,6 @@ mod client_service;
 mod exceptions;
 mod master_service;
 mod meta_table;
-mod nonces;
 mod scan;
 
 pub use client_service::{DEFAULT_MAX_RESULT_SIZE, SCANNER_TTL_MS};
@@ -107,7 +106,7 @@ pub struct HBaseRpc {
     /// Compactions `AdminService` started and not finished.
     compactions: Arc<CompactionRequests>,
     /// Increments and Appends applied, by nonce (retries apply once).
-    nonces: Arc<nonces::ServerNonces>,
+    nonces: Arc<crate::nonces::ServerNonces>,
 }
 
 impl HBaseRpc {
@@ -122,12 +121,15 @@ impl HBaseRpc {
             cluster_id: cluster_id.into(),
             server,
             master,
-            region_server,
             procedures: Arc::default(),
             closed_scanners: AtomicU64::new(1),
             meta_scanners: parking_lot::Mutex::default(),
             compactions: Arc::default(),
-            nonces: Arc::default(),
+            nonces: region_server
+                .as_ref()
+                .map(|rs| rs.nonces().clone())
+                .unwrap_or_default(),
+            region_server,
         }
     }
 }

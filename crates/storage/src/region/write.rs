@@ -133,6 +133,7 @@ impl Region {
     /// must be resolved here, by a read; its group is re-encoded once.
     fn build_edit(&self, m: RowMutation, now: u64) -> Result<WalEdit> {
         let max_cell = self.shared.settings().keyvalue_max_size;
+        let nonce = m.nonce;
         let (row, _, groups) = m.into_parts();
         let mut families: Vec<WalFamily> = Vec::new();
         for group in groups {
@@ -185,6 +186,7 @@ impl Region {
             row,
             families,
             now,
+            nonce,
         })
     }
 

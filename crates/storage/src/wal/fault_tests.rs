@@ -13,6 +13,7 @@ use std::time::Duration;
 
 fn edit(region_id: u64, seq: u64) -> WalEdit {
     WalEdit {
+        nonce: None,
         now: ferrobase_types::LATEST_TIMESTAMP,
         region_id,
         seq,

@@ -6,10 +6,12 @@
 //! | marker | payload len | CRC32C      | payload (one WalEdit)      |
 //! | 0xA7   | u32 LE      | u32 LE      | len bytes                  |
 //! +--------+-------------+-------------+----------------------------+
-//! payload, version 2 (written):
+//! payload, version 3 (written):
 //!   region varint | seq varint | now varint (ts code) | row (len-prefixed) | nfam varint
 //!   per family: name (len-prefixed) | ncells varint | the family's cell run, as sent
 //!     run cell: qualifier (len-prefixed) | ts code varint | type u8 | value (len-prefixed)
+//!   nonce group varint | nonce varint   (nonce 0: the edit is untagged)
+//! payload, version 2 (still read): version 3 without the two nonce varints
 //! payload, version 1 (still read):
 //!   region varint | seq varint | row (len-prefixed) | nfam varint
 //!   per family: name (len-prefixed) | ncells varint
@@ -71,6 +73,9 @@ pub(crate) fn encode(edit: &WalEdit, out: &mut Vec<u8>) -> Result<(), TooLarge> 
         put_varint(out, fam.cells.len() as u64);
         out.extend_from_slice(fam.cells.as_bytes());
     }
+    let (group, nonce) = edit.nonce.unwrap_or((0, 0));
+    put_varint(out, group);
+    put_varint(out, nonce);
     let payload_start = start + FRAME_HEADER_LEN;
     let len = out.len() - payload_start;
     let Some(len32) = u32::try_from(len).ok().filter(|_| len <= MAX_PAYLOAD) else {
@@ -96,7 +101,7 @@ pub(crate) fn max_encoded_len(edit: &WalEdit) -> usize {
         .iter()
         .map(|f| 2 * V + f.family.len() + f.cells.as_bytes().len())
         .sum();
-    FRAME_HEADER_LEN + 5 * V + edit.row.len() + families
+    FRAME_HEADER_LEN + 7 * V + edit.row.len() + families
 }
 
 fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
@@ -195,6 +200,10 @@ pub(crate) fn validate(payload: &[u8], version: u32) -> Option<(u64, u64)> {
             c.len_prefixed()?;
         }
     }
+    if version >= 3 {
+        c.varint()?;
+        c.varint()?;
+    }
     c.is_empty().then_some((region, seq))
 }
 
@@ -226,12 +235,21 @@ pub(crate) fn decode(payload: &Bytes, version: u32) -> Option<WalEdit> {
         };
         families.push(WalFamily { family, cells });
     }
+    let nonce = if version >= 3 {
+        match (c.varint()?, c.varint()?) {
+            (_, 0) => None,
+            pair => Some(pair),
+        }
+    } else {
+        None
+    };
     c.is_empty().then_some(WalEdit {
         region_id,
         seq,
         row,
         families,
         now,
+        nonce,
     })
 }
 
@@ -268,6 +286,7 @@ mod tests {
         ];
         WalEdit {
             now: ferrobase_types::LATEST_TIMESTAMP,
+            nonce: seq.is_multiple_of(3).then_some((seq ^ 0x5555, seq | 1)),
             region_id,
             seq,
             row: Bytes::from(format!("row-{seq:08}")),
@@ -315,7 +334,7 @@ mod tests {
             .filter(|w| *w == run.as_bytes())
             .count();
         assert_eq!(count, 1);
-        let back = decode(&payload_of(&out), 2).unwrap();
+        let back = decode(&payload_of(&out), 3).unwrap();
         assert_eq!(back, edit);
         let ts: Vec<u64> = back.families[0]
             .cells
@@ -346,6 +365,7 @@ mod tests {
         assert_eq!(valid_frame_len(&bytes), Some(bytes.len()));
         let payload = payload_of(&bytes);
         let mut expected = sample(3, 9, 5);
+        expected.nonce = None;
         expected.families[0]
             .cells
             .push(b"late", 42, CellType::Put, b"v");
@@ -371,9 +391,26 @@ mod tests {
             assert_eq!(header.len, rec.len() - FRAME_HEADER_LEN);
             let payload = payload_of(rec);
             assert_eq!(peek_region_seq(&payload), Some((7, u64::MAX - 3)));
-            assert_eq!(validate(&payload, 2), Some((7, u64::MAX - 3)));
-            assert_eq!(decode(&payload, 2), Some(edit));
+            assert_eq!(validate(&payload, 3), Some((7, u64::MAX - 3)));
+            assert_eq!(decode(&payload, 3), Some(edit));
         }
+    }
+
+    #[test]
+    fn nonces_round_trip_and_version_2_payloads_have_none() {
+        let mut edit = sample(4, 30, 3);
+        edit.nonce = Some((u64::MAX, 7));
+        let mut out = Vec::new();
+        encode(&edit, &mut out).unwrap();
+        let payload = payload_of(&out);
+        assert_eq!(decode(&payload, 3), Some(edit.clone()));
+        // Without the two trailing varints (10 + 1 bytes here) the
+        // payload is version 2's, which has no nonce.
+        let v2 = payload.slice(..payload.len() - 11);
+        assert_eq!(validate(&v2, 2), Some((4, 30)));
+        edit.nonce = None;
+        assert_eq!(decode(&v2, 2), Some(edit));
+        assert_eq!(decode(&v2, 3), None);
     }
 
     #[test]
@@ -394,8 +431,8 @@ mod tests {
             assert_eq!(valid_frame_len(&out[..cut]), None, "cut at {cut}");
             let payload =
                 Bytes::copy_from_slice(out.get(FRAME_HEADER_LEN..cut).unwrap_or_default());
-            assert_eq!(decode(&payload, 2), None);
-            assert_eq!(validate(&payload, 2), None);
+            assert_eq!(decode(&payload, 3), None);
+            assert_eq!(validate(&payload, 3), None);
         }
         for i in 0..out.len() {
             let mut bad = out.clone();
@@ -425,8 +462,8 @@ mod tests {
         let type_at = 1 + 1 + 1 + 13 + 1 + 3 + 1 + 3 + ts_len;
         assert_eq!(payload[type_at], CellType::Put.code());
         payload[type_at] = 99;
-        assert_eq!(validate(&payload, 2), None);
-        assert_eq!(decode(&Bytes::from(payload), 2), None);
+        assert_eq!(validate(&payload, 3), None);
+        assert_eq!(decode(&Bytes::from(payload), 3), None);
     }
 
     #[test]
@@ -442,9 +479,9 @@ mod tests {
         #[test]
         fn garbage_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
             let b = Bytes::from(bytes.clone());
-            let _ = decode(&b, 2);
-            let _ = validate(&b, 2);
-            prop_assert_eq!(decode(&b, 1).map(|e| (e.region_id, e.seq)), validate(&b, 1));
+            for v in 1..=3 {
+                prop_assert_eq!(decode(&b, v).map(|e| (e.region_id, e.seq)), validate(&b, v));
+            }
             let _ = peek_region_seq(&b);
             let _ = valid_frame_len(&b);
             // A garbage payload behind a correct frame header must not panic either.
@@ -455,8 +492,6 @@ mod tests {
             if bytes.len() >= MIN_PAYLOAD {
                 prop_assert_eq!(valid_frame_len(&framed), Some(framed.len()));
             }
-            // Decoding agrees with validation.
-            prop_assert_eq!(decode(&b, 2).map(|e| (e.region_id, e.seq)), validate(&b, 2));
         }
 
         #[test]
@@ -464,7 +499,7 @@ mod tests {
             let edit = sample(region, seq, cells);
             let mut out = Vec::new();
             encode(&edit, &mut out).unwrap();
-            prop_assert_eq!(decode(&payload_of(&out), 2), Some(edit));
+            prop_assert_eq!(decode(&payload_of(&out), 3), Some(edit));
         }
     }
 }

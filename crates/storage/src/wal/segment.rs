@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 /// First 8 bytes of every segment.
 pub(crate) const MAGIC: &[u8; 8] = b"FBWALSEG";
 /// The format version this code writes (see `record` for what changed).
-pub(crate) const VERSION: u32 = 2;
+pub(crate) const VERSION: u32 = 3;
 /// The oldest format version this code still reads.
 pub(crate) const MIN_READ_VERSION: u32 = 1;
 /// Magic + version.
@@ -133,9 +133,12 @@ mod tests {
         let mut v1 = h;
         v1[8] = 1;
         assert_eq!(check_header(&v1), HeaderCheck::Ok(1));
-        let mut v3 = h;
-        v3[8] = 3;
-        assert!(matches!(check_header(&v3), HeaderCheck::Bad(m) if m.contains("version 3")));
+        let mut v2 = h;
+        v2[8] = 2;
+        assert_eq!(check_header(&v2), HeaderCheck::Ok(2));
+        let mut v4 = h;
+        v4[8] = 4;
+        assert!(matches!(check_header(&v4), HeaderCheck::Bad(m) if m.contains("version 4")));
         let mut v0 = h;
         v0[8] = 0;
         assert!(matches!(check_header(&v0), HeaderCheck::Bad(m) if m.contains("version 0")));

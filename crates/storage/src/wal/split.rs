@@ -247,6 +247,7 @@ mod tests {
 
     fn edit(region_id: u64, seq: u64) -> WalEdit {
         WalEdit {
+            nonce: None,
             now: ferrobase_types::LATEST_TIMESTAMP,
             region_id,
             seq,

@@ -8,8 +8,14 @@
 //! with a pair still running waits for it. A failed operation forgets its
 //! pair, so the retry applies it. Pairs are kept for
 //! [`GRACE_PERIOD`] (HBase's `hbase.server.hashNonce.gracePeriod`), longer
-//! than any client retries. This module only tracks pairs; it never
-//! touches region data.
+//! than any client retries.
+//!
+//! The pairs also travel with the edits they tagged through the WAL. When a
+//! region opens here after a crash or a failover, the pairs of the edits
+//! its WAL replay or recovered edits applied are remembered as applied
+//! ([`ServerNonces::applied_from_wal`], HBase's `reportOperationFromWal`),
+//! so a client retrying across the failover is still answered once. This
+//! module only tracks pairs; it never touches region data.
 
 use parking_lot::{Condvar, Mutex};
 use std::collections::HashMap;
@@ -97,6 +103,19 @@ impl ServerNonces {
                 }
             }
         }
+    }
+
+    /// Remembers pairs found in edits replayed from a WAL as applied.
+    pub fn applied_from_wal(&self, pairs: impl IntoIterator<Item = (u64, u64)>) {
+        let now = Instant::now();
+        let mut p = self.pairs.lock();
+        for pair in pairs {
+            if pair.1 != 0 {
+                p.map.insert(pair, State::Applied(now));
+            }
+        }
+        drop(p);
+        self.changed.notify_all();
     }
 
     /// Ends an operation [`start`](Self::start) let proceed: remembered
