@@ -6,8 +6,8 @@
 
 use crate::experiment::{self, Ctx};
 use crate::load::{LoadSpec, run_load};
-use crate::rowspec::RowSpec;
 use crate::peer::HBasePeer;
+use crate::rowspec::RowSpec;
 use crate::target::{TargetUrl, with_target_url};
 use crate::ycsb::{self, Phase, YcsbOptions};
 use crate::{BenchError, Result};
@@ -389,13 +389,15 @@ pub async fn experiment(a: &ExperimentArgs) -> Result<Outcome> {
     let mut started_peer = None;
     let peer = match (a.peer, &a.peer_addr) {
         (None, _) => None,
-        (Some(PeerArg::Hbase), Some(addr)) => {
-            Some((addr.clone(), format!("Apache HBase at {addr} (already running)")))
-        }
+        (Some(PeerArg::Hbase), Some(addr)) => Some((
+            addr.clone(),
+            format!("Apache HBase at {addr} (already running)"),
+        )),
         (Some(PeerArg::Hbase), None) => {
-            let heap = a.peer_heap.clone().unwrap_or_else(|| {
-                format!("{}m", Settings::default().memory_budget() >> 20)
-            });
+            let heap = a
+                .peer_heap
+                .clone()
+                .unwrap_or_else(|| format!("{}m", Settings::default().memory_budget() >> 20));
             // The write sweeps run ferrobase with 120 handlers (the seeds'
             // setting); HBase takes the same at start.
             let set = vec!["hbase.regionserver.handler.count=120".to_string()];

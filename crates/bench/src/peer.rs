@@ -48,7 +48,9 @@ pub fn script() -> Result<PathBuf> {
 fn free_port() -> Result<u16> {
     let l = std::net::TcpListener::bind("127.0.0.1:0")
         .map_err(BenchError::io("finding a free port"))?;
-    Ok(l.local_addr().map_err(BenchError::io("finding a free port"))?.port())
+    Ok(l.local_addr()
+        .map_err(BenchError::io("finding a free port"))?
+        .port())
 }
 
 impl HBasePeer {

@@ -61,13 +61,16 @@ impl Admin {
         let r: pb::CreateTableResponse = self.conn.master_call("CreateTable", &req).await?;
         self.wait_procedure(r.proc_id).await?;
         let name = table.name.clone();
-        self.wait_for(&format!("all {regions} regions of {name} online"), async || {
-            Ok(self
-                .conn
-                .region_locations(&name)
-                .await
-                .is_ok_and(|r| r.len() >= regions))
-        })
+        self.wait_for(
+            &format!("all {regions} regions of {name} online"),
+            async || {
+                Ok(self
+                    .conn
+                    .region_locations(&name)
+                    .await
+                    .is_ok_and(|r| r.len() >= regions))
+            },
+        )
         .await
     }
 
@@ -164,7 +167,10 @@ impl Admin {
         loop {
             let r: pb::GetProcedureResultResponse = self
                 .conn
-                .master_call("getProcedureResult", &pb::GetProcedureResultRequest { proc_id })
+                .master_call(
+                    "getProcedureResult",
+                    &pb::GetProcedureResultRequest { proc_id },
+                )
                 .await?;
             if r.state != State::Running as i32 {
                 if let Some(e) = r.exception {
@@ -189,7 +195,11 @@ impl Admin {
         }
     }
 
-    async fn wait_for(&self, what: &str, mut done: impl AsyncFnMut() -> Result<bool>) -> Result<()> {
+    async fn wait_for(
+        &self,
+        what: &str,
+        mut done: impl AsyncFnMut() -> Result<bool>,
+    ) -> Result<()> {
         let start = Instant::now();
         let mut pause = Duration::from_millis(20);
         loop {

@@ -177,7 +177,11 @@ async fn bootstrap(server: &str, config: &ClientConfig) -> Result<(String, Strin
 impl Connection {
     /// A pooled connection to `addr` for `service`, opened (or replaced)
     /// when needed.
-    pub(crate) async fn rpc(&self, addr: &str, service: &'static str) -> Result<Arc<RpcConnection>> {
+    pub(crate) async fn rpc(
+        &self,
+        addr: &str,
+        service: &'static str,
+    ) -> Result<Arc<RpcConnection>> {
         let size = self.inner.config.pool_size.max(1);
         let slot = self.inner.turn.fetch_add(1, Ordering::Relaxed) % size;
         let key = (addr.to_string(), service);

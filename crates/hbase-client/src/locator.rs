@@ -97,13 +97,15 @@ impl Locator {
         row: &[u8],
     ) -> Result<RegionLocation> {
         let regions = self.regions(conn, table).await?;
-        find(&regions, row).cloned().ok_or_else(|| ClientError::Remote {
-            // A hole in meta (a split or a move half seen): retried after
-            // the cache is dropped, as the Java client does.
-            class: "org.apache.hadoop.hbase.NotServingRegionException".into(),
-            message: format!("no region of {table} holds the row in hbase:meta yet"),
-            do_not_retry: false,
-        })
+        find(&regions, row)
+            .cloned()
+            .ok_or_else(|| ClientError::Remote {
+                // A hole in meta (a split or a move half seen): retried after
+                // the cache is dropped, as the Java client does.
+                class: "org.apache.hadoop.hbase.NotServingRegionException".into(),
+                message: format!("no region of {table} holds the row in hbase:meta yet"),
+                do_not_retry: false,
+            })
     }
 }
 
@@ -294,10 +296,19 @@ mod tests {
             ..Default::default()
         };
         let got = parse_meta_row("t", &[info(&ri), server.clone()]).unwrap_or_default();
-        assert_eq!(got.map(|l| (l.region_id, l.server)), Some((7, "127.0.0.1:16020".into())));
-        assert!(matches!(parse_meta_row("u", &[info(&ri), server.clone()]), Ok(None)));
+        assert_eq!(
+            got.map(|l| (l.region_id, l.server)),
+            Some((7, "127.0.0.1:16020".into()))
+        );
+        assert!(matches!(
+            parse_meta_row("u", &[info(&ri), server.clone()]),
+            Ok(None)
+        ));
         ri.split = Some(true);
-        assert!(matches!(parse_meta_row("t", &[info(&ri), server.clone()]), Ok(None)));
+        assert!(matches!(
+            parse_meta_row("t", &[info(&ri), server.clone()]),
+            Ok(None)
+        ));
         // A regioninfo without its magic is an error, not a panic.
         let mut bad = info(&ri);
         bad.value = Bytes::from_static(b"junk");

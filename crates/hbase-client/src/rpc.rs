@@ -164,11 +164,12 @@ impl RpcConnection {
             ..Default::default()
         };
         let mut buf = BytesMut::new();
-        frame::encode_request_with_header(&mut buf, header, req, cell_block)
-            .map_err(|source| ClientError::Wire {
+        frame::encode_request_with_header(&mut buf, header, req, cell_block).map_err(|source| {
+            ClientError::Wire {
                 addr: addr(),
                 source,
-            })?;
+            }
+        })?;
         let (tx, rx) = oneshot::channel();
         {
             let closed = self.shared.closed.lock();
@@ -209,7 +210,10 @@ impl RpcConnection {
         }
         let body = frame.message.clone().unwrap_or_default();
         let resp = Resp::decode(body).map_err(|e| {
-            ClientError::Protocol(format!("{method} response from {} does not decode: {e}", addr()))
+            ClientError::Protocol(format!(
+                "{method} response from {} does not decode: {e}",
+                addr()
+            ))
         })?;
         Ok((resp, frame.cell_block))
     }
@@ -309,9 +313,10 @@ pub async fn fetch_cluster_id(addr: &str, timeout: Duration) -> Result<Option<St
                     if f.header.exception.is_some() {
                         return Ok(None);
                     }
-                    let m: pb::GetConnectionRegistryResponse = f
-                        .decode_message()
-                        .map_err(|_| ClientError::Protocol("registry answer does not decode".into()))?;
+                    let m: pb::GetConnectionRegistryResponse =
+                        f.decode_message().map_err(|_| {
+                            ClientError::Protocol("registry answer does not decode".into())
+                        })?;
                     return Ok(Some(m.cluster_id));
                 }
                 Ok(None) => {}

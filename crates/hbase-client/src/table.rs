@@ -136,7 +136,11 @@ impl Table {
     }
 
     async fn locate(&self, row: &[u8]) -> Result<RegionLocation> {
-        self.conn.inner.locator.locate(&self.conn, &self.name, row).await
+        self.conn
+            .inner
+            .locator
+            .locate(&self.conn, &self.name, row)
+            .await
     }
 
     /// Reads one row: its cells, empty when it has none.
@@ -348,7 +352,11 @@ impl Table {
                 continue;
             }
             for roe in &rar.result_or_exception {
-                let Some(i) = roe.index.map(|i| i as usize).filter(|i| *i < mutations.len()) else {
+                let Some(i) = roe
+                    .index
+                    .map(|i| i as usize)
+                    .filter(|i| *i < mutations.len())
+                else {
                     continue;
                 };
                 answered[i] = true;

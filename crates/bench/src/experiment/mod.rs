@@ -83,8 +83,12 @@ fn peer_unsupported(name: &str) -> &'static str {
         "handlers" | "flush-compaction-threads" => {
             "its points change server-wide settings (handler count, flush and compaction pools), which HBase takes only at start; one HBase start per point is not built"
         }
-        "regionservers" => "it starts ferrobase clusters of 1–3 region servers; an HBase cluster of several region servers is not built",
-        _ => "its reads go through ferrobase's own client (flushes, compactions and cache counters of the embedded server); the HBase client's reads are not wired into it",
+        "regionservers" => {
+            "it starts ferrobase clusters of 1–3 region servers; an HBase cluster of several region servers is not built"
+        }
+        _ => {
+            "its reads go through ferrobase's own client (flushes, compactions and cache counters of the embedded server); the HBase client's reads are not wired into it"
+        }
     }
 }
 
@@ -321,9 +325,10 @@ pub async fn run(name: &str, ctx: &Ctx) -> Result<Report> {
             let theirs = run_one(name, &on_hbase).await?;
             merge_peer(&mut report, theirs, describe);
         } else {
-            report
-                .notes
-                .push(format!("not run against the HBase peer: {}", peer_unsupported(name)));
+            report.notes.push(format!(
+                "not run against the HBase peer: {}",
+                peer_unsupported(name)
+            ));
         }
     }
     report.scale = ctx.scale;
@@ -336,7 +341,10 @@ pub async fn run(name: &str, ctx: &Ctx) -> Result<Report> {
 /// 2013 lines stay, labelled as published figures.
 pub fn merge_peer(ours: &mut Report, theirs: Report, describe: &str) {
     for s in &mut ours.hbase {
-        s.name = format!("{} (published 2013 figure)", s.name);
+        s.name = format!("{}, published 2013 figure", s.name);
+    }
+    for c in &mut ours.comparisons {
+        c.what = format!("{} (published 2013 figure)", c.what);
     }
     for (o, t) in ours.series.iter().zip(&theirs.series) {
         let what = o.name.split_once(", ").map_or("", |(_, rest)| rest);
@@ -369,6 +377,12 @@ pub fn merge_peer(ours: &mut Report, theirs: Report, describe: &str) {
         }
         p["system"] = serde_json::Value::String("hbase".into());
         ours.points.push(p);
+    }
+    for n in theirs.notes {
+        if !ours.notes.contains(&n) {
+            ours.notes
+                .push(format!("Apache HBase run (\"ours\" = HBase here): {n}"));
+        }
     }
     ours.errors += theirs.errors;
     ours.peer = Some(describe.to_string());
@@ -476,6 +490,49 @@ pub fn int(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_peer_run_adds_its_line_ratios_and_keeps_the_2013_figure() -> Result<()> {
+        let report = |system: &str, v: f64| {
+            let mut r = Report::new("x", "seed", "T", "size", "rows/s");
+            let mut s = Series::new(format!("{system}, 4 threads"));
+            s.push("26", v);
+            s.push("126", v / 2.0);
+            r.series.push(s);
+            r.rows = vec![vec!["26".into(), int(v)]];
+            r.point("26", &serde_json::json!({ "error_count": 0 }));
+            r
+        };
+        let mut ours = report("ferrobase", 1000.0);
+        let mut old = Series::new("HBase (study)");
+        old.push("26", 100.0);
+        ours.hbase.push(old);
+        ours.comparisons.push(Comparison::new("26", 1000.0, 100.0));
+        let theirs = report("Apache HBase 2.6 (this machine)", 250.0);
+        merge_peer(&mut ours, theirs, "Apache HBase 2.6.4, heap 2g");
+        assert_eq!(ours.series.len(), 2);
+        assert_eq!(ours.hbase[0].name, "HBase (study), published 2013 figure");
+        let here: Vec<f64> = ours
+            .comparisons
+            .iter()
+            .filter(|c| c.what.contains("Apache HBase here"))
+            .map(|c| c.ratio)
+            .collect();
+        assert_eq!(here, [4.0, 4.0]);
+        assert_eq!(ours.rows[1][0], "HBase 26");
+        assert_eq!(ours.points[1]["system"], "hbase");
+        let svg = ours.svg()?;
+        for line in [
+            "ferrobase, 4 threads",
+            "Apache HBase 2.6 (this machine)",
+            "published 2013",
+        ] {
+            assert!(svg.contains(line), "{line} missing from the chart");
+        }
+        let json = serde_json::to_value(&ours).map_err(|e| BenchError::Invalid(e.to_string()))?;
+        assert_eq!(json["peer"], "Apache HBase 2.6.4, heap 2g");
+        Ok(())
+    }
 
     #[test]
     fn report_json_shape_and_table() -> Result<()> {

@@ -125,7 +125,12 @@ pub async fn exercise(conn: &Connection, table: &str) {
             RowMutation::new(row(8)).put(b("f"), "q", b("ok")),
         ])
         .await;
-    assert!(bad[0].as_ref().unwrap_err().class_is("NoSuchColumnFamilyException"));
+    assert!(
+        bad[0]
+            .as_ref()
+            .unwrap_err()
+            .class_is("NoSuchColumnFamilyException")
+    );
     bad[1].as_ref().unwrap();
     let e = conn
         .table("no_such_table")
