@@ -341,3 +341,25 @@ pub async fn with_target<T>(
 ) -> Result<T> {
     with_target_at(server, None, settings, body).await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn target_urls() -> Result<()> {
+        assert_eq!(TargetUrl::parse("ferrobase://")?, TargetUrl::Embedded);
+        assert_eq!(
+            TargetUrl::parse("ferrobase://h:1")?,
+            TargetUrl::Ferrobase("h:1".into())
+        );
+        assert_eq!(
+            TargetUrl::parse("hbase://127.0.0.1:16020/")?,
+            TargetUrl::HBase("127.0.0.1:16020".into())
+        );
+        for bad in ["hbase://", "hbase://nohost", "http://h:1", "h:1"] {
+            assert!(TargetUrl::parse(bad).is_err(), "{bad}");
+        }
+        Ok(())
+    }
+}
