@@ -52,6 +52,12 @@ fi
 # instead of a skip (crates/storage/src/fs/hdfs/testing.rs).
 ./scripts/java-deps.sh hdfs
 export FERROBASE_REQUIRE_HDFS=1
+# The Rust HBase client's test against a real Apache HBase 2.6
+# (crates/hbase-client/tests/against_hbase.rs, about 25 s) starts
+# scripts/hbase-peer.sh; fetch its artifacts once and make a peer that
+# cannot start a failure instead of a skip.
+./scripts/java-deps.sh peer
+export FERROBASE_REQUIRE_HBASE_PEER=1
 
 # A one-off build gains nothing from incremental state (8 GB of it for this
 # workspace); CI machines have limited disk.

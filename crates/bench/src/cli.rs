@@ -6,8 +6,9 @@
 
 use crate::experiment::{self, Ctx};
 use crate::load::{LoadSpec, run_load};
+use crate::peer::HBasePeer;
 use crate::rowspec::RowSpec;
-use crate::target::with_target;
+use crate::target::{TargetUrl, with_target_url};
 use crate::ycsb::{self, Phase, YcsbOptions};
 use crate::{BenchError, Result};
 use clap::{Args, Subcommand, ValueEnum};
@@ -123,6 +124,12 @@ pub struct LoadArgs {
     /// A running server (host:port); default: an embedded one on a temp dir.
     #[arg(long)]
     pub server: Option<String>,
+    /// The server to load: `ferrobase://` (an embedded one, the default),
+    /// `ferrobase://HOST:PORT` (as --server) or `hbase://HOST:PORT` (an
+    /// HBase 2.x, through its RPC connection registry at HOST:PORT, e.g. a
+    /// region server's 16020).
+    #[arg(long, value_name = "URL", conflicts_with = "server")]
+    pub target: Option<String>,
     /// Settings of the embedded server, `name=value`.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<String>,
@@ -185,9 +192,29 @@ pub struct ExperimentArgs {
     /// Print the report(s) as JSON instead of tables.
     #[arg(long)]
     pub json: bool,
+    /// Also run the write experiments' points against a real Apache HBase
+    /// 2.6 on this machine (started with scripts/hbase-peer.sh unless
+    /// --peer-addr names a running one) and plot both.
+    #[arg(long, value_enum)]
+    pub peer: Option<PeerArg>,
+    /// A running HBase for --peer (the `host:port` of its RPC connection
+    /// registry: a region server or master).
+    #[arg(long, value_name = "HOST:PORT", requires = "peer")]
+    pub peer_addr: Option<String>,
+    /// Java heap of the HBase --peer starts (default: the embedded
+    /// ferrobase's memory budget, ferrobase.memory.size).
+    #[arg(long, value_name = "SIZE", requires = "peer")]
+    pub peer_heap: Option<String>,
     /// The ferrobase binary (set by `ferrobase bench`, not a flag).
     #[arg(skip)]
     pub exe: Option<PathBuf>,
+}
+
+/// Systems `--peer` can start beside ferrobase.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PeerArg {
+    /// Apache HBase 2.6 standalone (scripts/hbase-peer.sh).
+    Hbase,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -321,10 +348,17 @@ pub async fn load(a: &LoadArgs) -> Result<Outcome> {
         quiet: a.json,
         ..LoadSpec::new(rows, a.rows)
     };
-    let report = with_target(a.server.as_deref(), settings, async |t| {
-        run_load(t, &spec).await
-    })
-    .await?;
+    let target = match &a.target {
+        Some(url) => TargetUrl::parse(url)?,
+        None => TargetUrl::from_server(a.server.as_deref()),
+    };
+    if matches!(target, TargetUrl::HBase(_)) && !a.set.is_empty() {
+        return Err(BenchError::Invalid(
+            "--set changes the embedded ferrobase server; an HBase target keeps its own settings"
+                .into(),
+        ));
+    }
+    let report = with_target_url(&target, settings, async |t| run_load(t, &spec).await).await?;
     let output = if a.json {
         serde_json::to_string_pretty(&report).map_err(|e| BenchError::Invalid(e.to_string()))?
             + "\n"
@@ -351,6 +385,28 @@ pub async fn experiment(a: &ExperimentArgs) -> Result<Outcome> {
         ferrobase_server::distributed::parse_root(url, &Settings::default())
             .map_err(|e| BenchError::Invalid(e.to_string()))?;
     }
+    // Kept until the experiments end; stops the peer when dropped.
+    let mut started_peer = None;
+    let peer = match (a.peer, &a.peer_addr) {
+        (None, _) => None,
+        (Some(PeerArg::Hbase), Some(addr)) => Some((
+            addr.clone(),
+            format!("Apache HBase at {addr} (already running)"),
+        )),
+        (Some(PeerArg::Hbase), None) => {
+            let heap = a
+                .peer_heap
+                .clone()
+                .unwrap_or_else(|| format!("{}m", Settings::default().memory_budget() >> 20));
+            // The write sweeps run ferrobase with 120 handlers (the seeds'
+            // setting); HBase takes the same at start.
+            let set = vec!["hbase.regionserver.handler.count=120".to_string()];
+            let p = HBasePeer::start(&heap, &set).await?;
+            let info = (p.addr.clone(), p.describe.clone());
+            started_peer = Some(p);
+            Some(info)
+        }
+    };
     let ctx = Ctx {
         scale: a.scale,
         server: a.server.clone(),
@@ -358,6 +414,8 @@ pub async fn experiment(a: &ExperimentArgs) -> Result<Outcome> {
         exe: a.exe.clone(),
         etcd: a.etcd.clone(),
         root: a.root.clone(),
+        hbase: None,
+        peer,
     };
     let names: Vec<&str> = match experiment_name(a.name) {
         Some(n) => vec![n],
@@ -411,6 +469,7 @@ pub async fn experiment(a: &ExperimentArgs) -> Result<Outcome> {
     if errors > 0 && !a.json {
         out += &format!("{errors} operation(s) failed\n");
     }
+    drop(started_peer);
     Ok(Outcome {
         output: out,
         exit_code: u8::from(errors > 0),

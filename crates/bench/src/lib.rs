@@ -2,7 +2,8 @@
 //! experiment as one command, and YCSB's core workloads.
 //!
 //! - [`target`]: the server a run drives: an embedded standalone server on a
-//!   temporary directory, or a running cluster (`--server`). A run never
+//!   temporary directory, a running cluster (`--server`), or an HBase
+//!   (`--target hbase://`). A run never
 //!   leaves an embedded server running, whatever way it ends.
 //! - [`rowspec`]: the data shapes of docs/workloads.md with the seed
 //!   experiments' knobs on top (column
@@ -12,6 +13,8 @@
 //! - [`gen_text`]: a shape's rows as delimited text files for
 //!   `ferrobase import`.
 //! - [`experiment`]: the seed experiments (sweeps → JSON, SVG chart, table).
+//! - [`peer`]: a real Apache HBase beside the run (`--peer hbase`),
+//!   stopped when dropped.
 //! - [`cluster`]: etcd, a master and N region server processes on this
 //!   machine, for the `regionservers` experiment; killed when dropped.
 //! - [`ycsb`]: YCSB property files, workloads A–F, YCSB's output format.
@@ -28,6 +31,7 @@ pub mod experiment;
 pub mod gen_text;
 pub mod latency;
 pub mod load;
+pub mod peer;
 pub mod progress;
 pub mod reads;
 pub mod rowspec;
@@ -43,6 +47,8 @@ pub enum BenchError {
     Invalid(String),
     #[error("client: {0}")]
     Client(#[from] ferrobase_client::ClientError),
+    #[error("HBase client: {0}")]
+    HBase(#[from] ferrobase_hbase_client::ClientError),
     #[error("server: {0}")]
     Server(String),
     #[error("{what}: {source}")]

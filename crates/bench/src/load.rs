@@ -7,7 +7,11 @@
 //! The report: rows/s, cells/s, MB/s of payload (row keys, qualifiers and
 //! values), RPCs and bytes sent, latency per buffer flush, errors by kind,
 //! and the server's stall counters before and after. This module never
-//! creates a server; it drives the [`Target`] it is given.
+//! creates a server; it drives the [`Target`] it is given: ferrobase
+//! through its own client, or an HBase target through
+//! `ferrobase-hbase-client` with the very same rows and batches (one
+//! `Multi` per region server a flush touches, cells in a KeyValue cell
+//! block).
 
 use crate::latency::{Latency, LatencySummary};
 use crate::progress::Progress;
@@ -15,7 +19,7 @@ use crate::rowspec::RowSpec;
 use crate::target::{Stalls, Target};
 use crate::{BenchError, Result};
 use bytes::Bytes;
-use ferrobase_client::{Admin, RegionLocation, Table};
+use ferrobase_client::{Admin, Table};
 use ferrobase_types::{
     CellRun, CellType, Durability, FamilyDescriptor, LATEST_TIMESTAMP, RowMutation, TableDescriptor,
 };
@@ -121,6 +125,19 @@ pub async fn create_table(
     attrs: &[(String, String)],
 ) -> Result<()> {
     drop_table(admin, name).await?;
+    let desc = table_descriptor(name, rows, attrs)?;
+    admin
+        .create_table(&desc, &split_points(rows, row_count, regions))
+        .await?;
+    Ok(())
+}
+
+/// The load table: one family (the shape's) with `attrs`.
+fn table_descriptor(
+    name: &str,
+    rows: &RowSpec,
+    attrs: &[(String, String)],
+) -> Result<TableDescriptor> {
     let family = std::str::from_utf8(rows.shape.family())
         .map_err(|e| BenchError::Invalid(format!("family name: {e}")))?;
     let mut fam =
@@ -129,12 +146,7 @@ pub async fn create_table(
         fam.set(k, v)
             .map_err(|e| BenchError::Invalid(format!("family attribute {k}={v}: {e}")))?;
     }
-    let desc = TableDescriptor::new(name, vec![fam])
-        .map_err(|e| BenchError::Invalid(format!("table: {e}")))?;
-    admin
-        .create_table(&desc, &split_points(rows, row_count, regions))
-        .await?;
-    Ok(())
+    TableDescriptor::new(name, vec![fam]).map_err(|e| BenchError::Invalid(format!("table: {e}")))
 }
 
 /// Disables and drops `name` if it exists.
@@ -193,29 +205,64 @@ pub fn mutation(g: &GeneratedRow, family: &Bytes, durability: Durability) -> Row
     m
 }
 
+/// A region's start key and server, sorted by start key.
+type RegionStart = (Bytes, String);
+
 /// Servers a batch of rows goes to, given the table's regions sorted by
 /// start key.
-fn servers_hit(regions: &[RegionLocation], batch: &[RowMutation]) -> u64 {
-    let distinct: BTreeSet<&str> = regions.iter().map(|r| r.server.as_str()).collect();
+fn servers_hit(regions: &[RegionStart], batch: &[RowMutation]) -> u64 {
+    let distinct: BTreeSet<&str> = regions.iter().map(|r| r.1.as_str()).collect();
     if distinct.len() <= 1 {
         return 1;
     }
     let mut hit = BTreeSet::new();
     for m in batch {
         let idx = regions
-            .partition_point(|r| r.start_key.as_ref() <= m.row.as_ref())
+            .partition_point(|r| r.0.as_ref() <= m.row.as_ref())
             .saturating_sub(1);
         if let Some(r) = regions.get(idx) {
-            hit.insert(r.server.as_str());
+            hit.insert(r.1.as_str());
         }
     }
     hit.len().max(1) as u64
 }
 
+/// Where a load thread sends its batches.
+enum Writer {
+    Ferrobase(Table),
+    HBase(ferrobase_hbase_client::Table),
+}
+
+impl Writer {
+    /// Sends one batch; counts failures by kind into `errors`.
+    async fn batch(&self, buf: &[RowMutation], errors: &mut BTreeMap<String, u64>) {
+        match self {
+            Writer::Ferrobase(table) => {
+                for r in table.batch(buf).await {
+                    if let Err(e) = r {
+                        let kind = match e.code() {
+                            Some(code) => format!("{code:?}"),
+                            None => e.to_string(),
+                        };
+                        *errors.entry(kind).or_default() += 1;
+                    }
+                }
+            }
+            Writer::HBase(table) => {
+                for r in table.batch(buf).await {
+                    if let Err(e) = r {
+                        *errors.entry(e.kind()).or_default() += 1;
+                    }
+                }
+            }
+        }
+    }
+}
+
 async fn load_range(
-    table: Table,
+    table: Writer,
     spec: Arc<LoadSpec>,
-    regions: Arc<Vec<RegionLocation>>,
+    regions: Arc<Vec<RegionStart>>,
     range: std::ops::Range<u64>,
     done: Arc<AtomicU64>,
 ) -> ThreadResult {
@@ -245,17 +292,8 @@ async fn load_range(
             res.rpcs += servers_hit(&regions, &buf);
             res.bytes_sent += buffered;
             let t0 = Instant::now();
-            let results = table.batch(&buf).await;
+            table.batch(&buf, &mut res.errors).await;
             res.latency.record(t0.elapsed());
-            for r in results {
-                if let Err(e) = r {
-                    let kind = match e.code() {
-                        Some(code) => format!("{code:?}"),
-                        None => e.to_string(),
-                    };
-                    *res.errors.entry(kind).or_default() += 1;
-                }
-            }
             done.fetch_add(buf.len() as u64, Ordering::Relaxed);
             buf.clear();
             buffered = 0;
@@ -265,11 +303,12 @@ async fn load_range(
     res
 }
 
-/// Runs a load against `target`. See the module docs.
-pub async fn run_load(target: &Target, spec: &LoadSpec) -> Result<LoadReport> {
-    if spec.threads == 0 {
-        return Err(BenchError::Invalid("--threads must be at least 1".into()));
-    }
+/// Creates the table on ferrobase (when asked) and returns a writer per
+/// thread and the regions.
+async fn setup_ferrobase(
+    target: &Target,
+    spec: &LoadSpec,
+) -> Result<(Vec<Writer>, Vec<RegionStart>)> {
     let conn = target.connect(spec.threads)?;
     let admin = conn.admin();
     if spec.create_table {
@@ -283,8 +322,61 @@ pub async fn run_load(target: &Target, spec: &LoadSpec) -> Result<LoadReport> {
         )
         .await?;
     }
-    let mut regions = admin.describe(&spec.table).await?.regions;
-    regions.sort_by(|a, b| a.start_key.cmp(&b.start_key));
+    let mut regions: Vec<RegionStart> = admin
+        .describe(&spec.table)
+        .await?
+        .regions
+        .into_iter()
+        .map(|r| (r.start_key, r.server))
+        .collect();
+    regions.sort();
+    let writers = (0..spec.threads)
+        .map(|_| Writer::Ferrobase(conn.table(&spec.table)))
+        .collect();
+    Ok((writers, regions))
+}
+
+/// The same on an HBase target, through the HBase RPC client: the table
+/// dropped and created with the same family attributes and split points.
+async fn setup_hbase(target: &Target, spec: &LoadSpec) -> Result<(Vec<Writer>, Vec<RegionStart>)> {
+    let conn = target.hbase_connect(spec.threads).await?;
+    if spec.create_table {
+        let admin = conn.admin();
+        admin.drop_table_if_exists(&spec.table).await?;
+        let desc = table_descriptor(&spec.table, &spec.rows, &spec.family_attrs)?;
+        let splits = split_points(&spec.rows, spec.start + spec.row_count, spec.presplit);
+        admin.create_table(&desc, &splits).await?;
+    }
+    let regions = conn
+        .region_locations(&spec.table)
+        .await?
+        .into_iter()
+        .map(|r| (r.start_key, r.server))
+        .collect();
+    let writers = (0..spec.threads)
+        .map(|_| Writer::HBase(conn.table(&spec.table)))
+        .collect();
+    Ok((writers, regions))
+}
+
+/// Drops a load's table on an HBase target (the write experiments drop
+/// each point's table).
+pub async fn drop_hbase_table(target: &Target, table: &str) -> Result<()> {
+    let conn = target.hbase_connect(1).await?;
+    conn.admin().drop_table_if_exists(table).await?;
+    Ok(())
+}
+
+/// Runs a load against `target`. See the module docs.
+pub async fn run_load(target: &Target, spec: &LoadSpec) -> Result<LoadReport> {
+    if spec.threads == 0 {
+        return Err(BenchError::Invalid("--threads must be at least 1".into()));
+    }
+    let (writers, regions) = if target.is_hbase() {
+        setup_hbase(target, spec).await?
+    } else {
+        setup_ferrobase(target, spec).await?
+    };
     let region_count = regions.len() as u32;
     let regions = Arc::new(regions);
     let stalls_before = target.stalls().await;
@@ -293,11 +385,11 @@ pub async fn run_load(target: &Target, spec: &LoadSpec) -> Result<LoadReport> {
     let per_thread = spec.row_count.div_ceil(spec.threads as u64);
     let start = Instant::now();
     let mut tasks = Vec::new();
-    for t in 0..spec.threads as u64 {
+    for (t, writer) in (0..spec.threads as u64).zip(writers) {
         let lo = spec.start + (t * per_thread).min(spec.row_count);
         let hi = spec.start + ((t + 1) * per_thread).min(spec.row_count);
         tasks.push(tokio::spawn(load_range(
-            conn.table(&spec.table),
+            writer,
             spec_arc.clone(),
             regions.clone(),
             lo..hi,

@@ -1,7 +1,9 @@
 //! The server a bench run drives: an embedded standalone server on a
 //! temporary directory (the default, so a run needs nothing else) or on a
-//! data directory the caller names (`ferrobase import --data-dir`), or a
-//! running cluster at `--server ADDR`.
+//! data directory the caller names (`ferrobase import --data-dir`), a
+//! running cluster at `--server ADDR` (`--target ferrobase://ADDR`), or an
+//! Apache HBase 2.x at `--target hbase://ADDR`, driven through
+//! `ferrobase-hbase-client` over HBase's own RPC.
 //!
 //! [`with_target`] (or [`with_target_at`]) is the only way to get one: it stops the embedded server
 //! and removes its directory on every exit path, errors included. Stall
@@ -10,6 +12,7 @@
 
 use crate::{BenchError, Result};
 use ferrobase_client::Connection;
+use ferrobase_hbase_client::{ClientConfig, Connection as HBaseConnection};
 use ferrobase_server::Standalone;
 use ferrobase_types::Settings;
 use serde::Serialize;
@@ -48,6 +51,45 @@ impl Stalls {
     }
 }
 
+/// Which server a run drives (`--target`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TargetUrl {
+    /// `ferrobase://` (the default): an embedded standalone server.
+    Embedded,
+    /// `ferrobase://HOST:PORT`: a running ferrobase (`--server`).
+    Ferrobase(String),
+    /// `hbase://HOST:PORT`: an HBase 2.x cluster, reached through its RPC
+    /// connection registry at this address (`hbase.client.bootstrap.servers`).
+    HBase(String),
+}
+
+impl TargetUrl {
+    /// Reads `ferrobase://[HOST:PORT]` or `hbase://HOST:PORT`.
+    pub fn parse(text: &str) -> Result<TargetUrl> {
+        let bad = || {
+            BenchError::Invalid(format!(
+                "--target {text}: expected ferrobase:// (embedded), ferrobase://HOST:PORT or hbase://HOST:PORT"
+            ))
+        };
+        let (scheme, rest) = text.split_once("://").ok_or_else(bad)?;
+        let addr = rest.trim_end_matches('/');
+        match (scheme, addr.is_empty()) {
+            ("ferrobase", true) => Ok(TargetUrl::Embedded),
+            ("ferrobase", false) => Ok(TargetUrl::Ferrobase(addr.to_string())),
+            ("hbase", false) if addr.contains(':') => Ok(TargetUrl::HBase(addr.to_string())),
+            _ => Err(bad()),
+        }
+    }
+
+    /// The target of `--server ADDR` (or none: embedded).
+    pub fn from_server(server: Option<&str>) -> TargetUrl {
+        match server {
+            Some(a) => TargetUrl::Ferrobase(a.to_string()),
+            None => TargetUrl::Embedded,
+        }
+    }
+}
+
 /// A server to drive. See the module docs.
 pub struct Target {
     /// The embedded server and its temporary directory (none when it runs
@@ -55,6 +97,8 @@ pub struct Target {
     embedded: Option<(Standalone, Option<tempfile::TempDir>)>,
     addr: String,
     settings: Settings,
+    /// True for an HBase target (`addr` is its bootstrap server).
+    hbase: bool,
 }
 
 impl Target {
@@ -68,6 +112,7 @@ impl Target {
                 embedded: None,
                 addr: addr.to_string(),
                 settings,
+                hbase: false,
             }),
             (None, Some(dir)) => {
                 let bind = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
@@ -80,6 +125,7 @@ impl Target {
                     addr: server.addr().to_string(),
                     embedded: Some((server, None)),
                     settings,
+                    hbase: false,
                 })
             }
             (None, None) => {
@@ -95,6 +141,7 @@ impl Target {
                     addr: server.addr().to_string(),
                     embedded: Some((server, Some(dir))),
                     settings,
+                    hbase: false,
                 })
             }
         }
@@ -107,7 +154,9 @@ impl Target {
 
     /// `embedded` or the remote address, for reports.
     pub fn describe(&self) -> String {
-        if self.embedded.is_some() {
+        if self.hbase {
+            format!("HBase at {} (HBase RPC)", self.addr)
+        } else if self.embedded.is_some() {
             format!("embedded standalone on {}", self.addr)
         } else {
             self.addr.clone()
@@ -124,8 +173,29 @@ impl Target {
         &self.settings
     }
 
+    /// True for an HBase target (`hbase://`).
+    pub fn is_hbase(&self) -> bool {
+        self.hbase
+    }
+
+    /// A new HBase RPC connection to an HBase target, with `pool` TCP
+    /// connections per server (`hbase.client.ipc.pool.size`).
+    pub async fn hbase_connect(&self, pool: usize) -> Result<HBaseConnection> {
+        let config = ClientConfig {
+            pool_size: pool.max(1),
+            ..ClientConfig::new(&self.addr)
+        };
+        Ok(HBaseConnection::connect_with(config).await?)
+    }
+
     /// A new connection with `pool` channels per server.
     pub fn connect(&self, pool: usize) -> Result<Connection> {
+        if self.hbase {
+            return Err(BenchError::Invalid(format!(
+                "this command needs a ferrobase server; {} is an HBase target (hbase://), which only `bench load` and the write experiments drive",
+                self.addr
+            )));
+        }
         let settings = Settings {
             client_ipc_pool_size: pool.max(1),
             ..self.settings.clone()
@@ -137,6 +207,10 @@ impl Target {
     /// over every region server of a remote cluster (from the cluster
     /// status; `None` if the cluster cannot be asked).
     pub async fn stalls(&self) -> Option<Stalls> {
+        if self.hbase {
+            // HBase reports no such counters over its client RPC.
+            return None;
+        }
         let Some((server, _)) = self.embedded.as_ref() else {
             let conn = self.connect(1).ok()?;
             let status = conn.admin().cluster_status().await.ok()?;
@@ -231,6 +305,31 @@ pub async fn with_target_at<T>(
     Ok(value)
 }
 
+/// [`with_target`] for a [`TargetUrl`]: an HBase target is driven as it
+/// is (nothing is started or stopped).
+pub async fn with_target_url<T>(
+    url: &TargetUrl,
+    settings: Settings,
+    body: impl AsyncFnOnce(&Target) -> Result<T>,
+) -> Result<T> {
+    match url {
+        TargetUrl::Embedded => with_target(None, settings, body).await,
+        TargetUrl::Ferrobase(addr) => with_target(Some(addr), settings, body).await,
+        TargetUrl::HBase(addr) => {
+            let target = Target {
+                embedded: None,
+                addr: addr.clone(),
+                settings,
+                hbase: true,
+            };
+            tokio::select! {
+                r = body(&target) => r,
+                _ = tokio::signal::ctrl_c() => Err(BenchError::Interrupted),
+            }
+        }
+    }
+}
+
 /// Runs `body` against a server (embedded when `server` is `None`) and
 /// stops the embedded server afterwards, whether `body` succeeded, failed
 /// or was interrupted by Ctrl-C (then the result is
@@ -241,4 +340,26 @@ pub async fn with_target<T>(
     body: impl AsyncFnOnce(&Target) -> Result<T>,
 ) -> Result<T> {
     with_target_at(server, None, settings, body).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn target_urls() -> Result<()> {
+        assert_eq!(TargetUrl::parse("ferrobase://")?, TargetUrl::Embedded);
+        assert_eq!(
+            TargetUrl::parse("ferrobase://h:1")?,
+            TargetUrl::Ferrobase("h:1".into())
+        );
+        assert_eq!(
+            TargetUrl::parse("hbase://127.0.0.1:16020/")?,
+            TargetUrl::HBase("127.0.0.1:16020".into())
+        );
+        for bad in ["hbase://", "hbase://nohost", "http://h:1", "h:1"] {
+            assert!(TargetUrl::parse(bad).is_err(), "{bad}");
+        }
+        Ok(())
+    }
 }

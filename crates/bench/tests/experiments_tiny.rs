@@ -18,6 +18,9 @@ async fn all_experiments_write_json_svg_and_index() -> Result<()> {
         etcd: None,
         root: None,
         json: false,
+        peer: None,
+        peer_addr: None,
+        peer_heap: None,
         exe: None,
     };
     let outcome = experiment(&args).await?;

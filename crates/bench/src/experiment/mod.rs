@@ -5,6 +5,12 @@
 //! ratio ours/HBase. `all` runs every experiment and writes
 //! `DIR/index.html`.
 //!
+//! With `--peer hbase` the write experiments of [`PEER_EXPERIMENTS`] run
+//! every point a second time against a real Apache HBase (the same rows,
+//! batches and client threads, over HBase's RPC), and the report holds
+//! both lines, the ratio ferrobase/HBase per point, and the seed's 2013
+//! figure as a third line labelled as such.
+//!
 //! `--scale` multiplies every row and operation count (scale 1: each
 //! experiment ≤ 2 minutes on a 2-core machine). This module owns the
 //! framework (registry, report, files); the sweeps live in [`writes`],
@@ -15,6 +21,7 @@ pub mod servers;
 pub mod writes;
 
 use crate::chart::{Series, line_chart};
+use crate::target::TargetUrl;
 use crate::{BenchError, Result};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -50,9 +57,73 @@ pub struct Ctx {
     pub etcd: Option<String>,
     /// Their storage root (`--root`); `None`: a temporary directory.
     pub root: Option<String>,
+    /// Drive this HBase (`host:port` of its registry) instead of ferrobase.
+    pub hbase: Option<String>,
+    /// Also run the points against this HBase (`--peer hbase`), and how it
+    /// was started (for the report).
+    pub peer: Option<(String, String)>,
+}
+
+/// The experiments `--peer hbase` runs against HBase too: client-side
+/// sweeps of plain loads, which need nothing from the server HBase cannot
+/// be given per table.
+pub const PEER_EXPERIMENTS: [&str; 7] = [
+    "wal",
+    "write-buffer",
+    "qualifier-length",
+    "value-size",
+    "column-count",
+    "single-vs-multi-column",
+    "random-write-value-size",
+];
+
+/// Why an experiment is not run against the HBase peer.
+fn peer_unsupported(name: &str) -> &'static str {
+    match name {
+        "handlers" | "flush-compaction-threads" => {
+            "its points change server-wide settings (handler count, flush and compaction pools), which HBase takes only at start; one HBase start per point is not built"
+        }
+        "regionservers" => {
+            "it starts ferrobase clusters of 1–3 region servers; an HBase cluster of several region servers is not built"
+        }
+        _ => {
+            "its reads go through ferrobase's own client (flushes, compactions and cache counters of the embedded server); the HBase client's reads are not wired into it"
+        }
+    }
 }
 
 impl Ctx {
+    /// A context for `base` rows of tests: embedded servers, scale 1.
+    pub fn new(scale: f64) -> Ctx {
+        Ctx {
+            scale,
+            server: None,
+            quiet: true,
+            exe: None,
+            etcd: None,
+            root: None,
+            hbase: None,
+            peer: None,
+        }
+    }
+
+    /// The server the sweeps drive.
+    pub fn target(&self) -> TargetUrl {
+        match &self.hbase {
+            Some(addr) => TargetUrl::HBase(addr.clone()),
+            None => TargetUrl::from_server(self.server.as_deref()),
+        }
+    }
+
+    /// The name of the system measured, for series labels.
+    pub fn system(&self) -> &'static str {
+        if self.hbase.is_some() {
+            "Apache HBase 2.6 (this machine)"
+        } else {
+            "ferrobase"
+        }
+    }
+
     /// `base` rows (or operations) at this scale, at least 20.
     pub fn n(&self, base: u64) -> u64 {
         ((base as f64 * self.scale).round() as u64).max(20)
@@ -104,6 +175,9 @@ pub struct Report {
     pub notes: Vec<String>,
     /// Operations that failed, over every point.
     pub errors: u64,
+    /// The Apache HBase the points also ran against (`--peer hbase`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peer: Option<String>,
 }
 
 impl Report {
@@ -125,6 +199,7 @@ impl Report {
             points: Vec::new(),
             notes: Vec::new(),
             errors: 0,
+            peer: None,
         }
     }
 
@@ -232,10 +307,92 @@ pub fn machine() -> String {
     format!("{cores} cores, {mem:.0} GiB RAM, {model}")
 }
 
-/// Runs one experiment by name.
+/// Runs one experiment by name (and against the HBase peer, when there is
+/// one and the experiment supports it).
 pub async fn run(name: &str, ctx: &Ctx) -> Result<Report> {
     let start = std::time::Instant::now();
-    let mut report = match name {
+    let mut report = run_one(name, ctx).await?;
+    if let Some((addr, describe)) = &ctx.peer {
+        if PEER_EXPERIMENTS.contains(&name) {
+            if !ctx.quiet {
+                eprintln!("experiment {name}: the same points against Apache HBase at {addr} ...");
+            }
+            let on_hbase = Ctx {
+                hbase: Some(addr.clone()),
+                peer: None,
+                ..ctx.clone()
+            };
+            let theirs = run_one(name, &on_hbase).await?;
+            merge_peer(&mut report, theirs, describe);
+        } else {
+            report.notes.push(format!(
+                "not run against the HBase peer: {}",
+                peer_unsupported(name)
+            ));
+        }
+    }
+    report.scale = ctx.scale;
+    report.elapsed_s = start.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+/// Folds the HBase peer's run of an experiment into ferrobase's: its lines,
+/// its rows and points (labelled), ferrobase/HBase per point; the seed's
+/// 2013 lines stay, labelled as published figures.
+pub fn merge_peer(ours: &mut Report, theirs: Report, describe: &str) {
+    for s in &mut ours.hbase {
+        s.name = format!("{}, published 2013 figure", s.name);
+    }
+    for c in &mut ours.comparisons {
+        c.what = format!("{} (published 2013 figure)", c.what);
+    }
+    for (o, t) in ours.series.iter().zip(&theirs.series) {
+        let what = o.name.split_once(", ").map_or("", |(_, rest)| rest);
+        for (x, v) in &o.points {
+            if let Some(h) = t.at(x) {
+                let label = if what.is_empty() {
+                    format!("{x}: ferrobase / Apache HBase here")
+                } else {
+                    format!("{x}, {what}: ferrobase / Apache HBase here")
+                };
+                ours.comparisons.push(Comparison::new(label, *v, h));
+            }
+        }
+    }
+    ours.series.extend(theirs.series);
+    for r in &mut ours.rows {
+        if let Some(first) = r.first_mut() {
+            *first = format!("ferrobase {first}");
+        }
+    }
+    for mut r in theirs.rows {
+        if let Some(first) = r.first_mut() {
+            *first = format!("HBase {first}");
+        }
+        ours.rows.push(r);
+    }
+    for mut p in theirs.points {
+        if let Some(label) = p.get("point").and_then(|l| l.as_str()).map(String::from) {
+            p["point"] = serde_json::Value::String(format!("HBase {label}"));
+        }
+        p["system"] = serde_json::Value::String("hbase".into());
+        ours.points.push(p);
+    }
+    for n in theirs.notes {
+        if !ours.notes.contains(&n) {
+            ours.notes
+                .push(format!("Apache HBase run (\"ours\" = HBase here): {n}"));
+        }
+    }
+    ours.errors += theirs.errors;
+    ours.peer = Some(describe.to_string());
+    ours.notes.push(format!(
+        "peer: {describe}; the same rows, threads, write buffers and durability through ferrobase-hbase-client over HBase's RPC; server stall counters are ferrobase's only (HBase does not report them to clients)"
+    ));
+}
+
+async fn run_one(name: &str, ctx: &Ctx) -> Result<Report> {
+    let report = match name {
         "wal" => writes::wal(ctx).await?,
         "handlers" => writes::handlers(ctx).await?,
         "write-buffer" => writes::write_buffer(ctx).await?,
@@ -256,8 +413,6 @@ pub async fn run(name: &str, ctx: &Ctx) -> Result<Report> {
             )));
         }
     };
-    report.scale = ctx.scale;
-    report.elapsed_s = start.elapsed().as_secs_f64();
     Ok(report)
 }
 
@@ -335,6 +490,49 @@ pub fn int(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_peer_run_adds_its_line_ratios_and_keeps_the_2013_figure() -> Result<()> {
+        let report = |system: &str, v: f64| {
+            let mut r = Report::new("x", "seed", "T", "size", "rows/s");
+            let mut s = Series::new(format!("{system}, 4 threads"));
+            s.push("26", v);
+            s.push("126", v / 2.0);
+            r.series.push(s);
+            r.rows = vec![vec!["26".into(), int(v)]];
+            r.point("26", &serde_json::json!({ "error_count": 0 }));
+            r
+        };
+        let mut ours = report("ferrobase", 1000.0);
+        let mut old = Series::new("HBase (study)");
+        old.push("26", 100.0);
+        ours.hbase.push(old);
+        ours.comparisons.push(Comparison::new("26", 1000.0, 100.0));
+        let theirs = report("Apache HBase 2.6 (this machine)", 250.0);
+        merge_peer(&mut ours, theirs, "Apache HBase 2.6.4, heap 2g");
+        assert_eq!(ours.series.len(), 2);
+        assert_eq!(ours.hbase[0].name, "HBase (study), published 2013 figure");
+        let here: Vec<f64> = ours
+            .comparisons
+            .iter()
+            .filter(|c| c.what.contains("Apache HBase here"))
+            .map(|c| c.ratio)
+            .collect();
+        assert_eq!(here, [4.0, 4.0]);
+        assert_eq!(ours.rows[1][0], "HBase 26");
+        assert_eq!(ours.points[1]["system"], "hbase");
+        let svg = ours.svg()?;
+        for line in [
+            "ferrobase, 4 threads",
+            "Apache HBase 2.6 (this machine)",
+            "published 2013",
+        ] {
+            assert!(svg.contains(line), "{line} missing from the chart");
+        }
+        let json = serde_json::to_value(&ours).map_err(|e| BenchError::Invalid(e.to_string()))?;
+        assert_eq!(json["peer"], "Apache HBase 2.6.4, heap 2g");
+        Ok(())
+    }
 
     #[test]
     fn report_json_shape_and_table() -> Result<()> {

@@ -12,9 +12,9 @@
 use super::{Comparison, Ctx, Report, int};
 use crate::Result;
 use crate::chart::Series;
-use crate::load::{LoadReport, LoadSpec, drop_table, run_load};
+use crate::load::{LoadReport, LoadSpec, drop_hbase_table, drop_table, run_load};
 use crate::rowspec::RowSpec;
-use crate::target::{Target, with_target};
+use crate::target::{Target, with_target_url};
 use ferrobase_types::{Durability, Settings};
 use ferrobase_workloads::Shape;
 
@@ -70,8 +70,12 @@ async fn point(t: &Target, spec: &LoadSpec) -> Result<LoadReport> {
     // `single-vs-multi-column` from running its shapes more than twice
     // within its two minutes.
     t.wait_flushed(std::time::Duration::from_secs(120)).await;
-    let conn = t.connect(1)?;
-    drop_table(&conn.admin(), &spec.table).await?;
+    if t.is_hbase() {
+        drop_hbase_table(t, &spec.table).await?;
+    } else {
+        let conn = t.connect(1)?;
+        drop_table(&conn.admin(), &spec.table).await?;
+    }
     Ok(r)
 }
 
@@ -105,9 +109,9 @@ pub async fn wal(ctx: &Ctx) -> Result<Report> {
     rep.columns = columns();
     let n = ctx.n(400_000);
     let rows = RowSpec::plain(Shape::Vehicle15);
-    with_target(ctx.server.as_deref(), server_settings(), async |t| {
+    with_target_url(&ctx.target(), server_settings(), async |t| {
         for threads in [4usize, 16] {
-            let mut s = Series::new(format!("ferrobase, {threads} threads"));
+            let mut s = Series::new(format!("{}, {threads} threads", ctx.system()));
             for d in [
                 Durability::SkipWal,
                 Durability::AsyncWal,
@@ -153,13 +157,13 @@ pub async fn handlers(ctx: &Ctx) -> Result<Report> {
     rep.columns = columns();
     let n = ctx.n(200_000);
     let rows = RowSpec::plain(Shape::Vehicle15);
-    let mut s = Series::new("ferrobase, 8 threads");
+    let mut s = Series::new(format!("{}, 8 threads", ctx.system()));
     for h in [1usize, 2, 4, 8, 16, 30, 64, 120, 256] {
         let settings = Settings {
             handler_count: h,
             ..Settings::default()
         };
-        let r = with_target(ctx.server.as_deref(), settings, async |t| {
+        let r = with_target_url(&ctx.target(), settings, async |t| {
             point(t, &spec(rows, n, 8, MIB, Durability::SkipWal)).await
         })
         .await?;
@@ -188,9 +192,9 @@ pub async fn write_buffer(ctx: &Ctx) -> Result<Report> {
     rep.columns = columns();
     let n = ctx.n(60_000);
     let rows = RowSpec::plain(Shape::Gps60);
-    with_target(ctx.server.as_deref(), server_settings(), async |t| {
+    with_target_url(&ctx.target(), server_settings(), async |t| {
         for threads in [1usize, 4, 16] {
-            let mut s = Series::new(format!("ferrobase, {threads} threads"));
+            let mut s = Series::new(format!("{}, {threads} threads", ctx.system()));
             for mib in [1u64, 2, 4, 8, 16] {
                 let r = point(t, &spec(rows, n, threads, mib * MIB, Durability::SkipWal)).await?;
                 let label = format!("{mib} MiB ×{threads}");
@@ -219,8 +223,8 @@ pub async fn qualifier_length(ctx: &Ctx) -> Result<Report> {
     );
     rep.columns = columns();
     let n = ctx.n(60_000);
-    let mut s = Series::new("ferrobase, 8 threads");
-    with_target(ctx.server.as_deref(), server_settings(), async |t| {
+    let mut s = Series::new(format!("{}, 8 threads", ctx.system()));
+    with_target_url(&ctx.target(), server_settings(), async |t| {
         for len in [1usize, 2, 4, 8, 16] {
             let rows = RowSpec {
                 qualifier_len: Some(len),
@@ -250,8 +254,8 @@ pub async fn value_size(ctx: &Ctx) -> Result<Report> {
         "MB/s of payload",
     );
     rep.columns = columns();
-    let mut s = Series::new("ferrobase, 4 threads");
-    with_target(ctx.server.as_deref(), server_settings(), async |t| {
+    let mut s = Series::new(format!("{}, 4 threads", ctx.system()));
+    with_target_url(&ctx.target(), server_settings(), async |t| {
         for size in [26u64, 126, 526, 1026] {
             let rows = RowSpec {
                 value_size: Some(size as usize),
@@ -284,8 +288,8 @@ pub async fn column_count(ctx: &Ctx) -> Result<Report> {
     );
     rep.columns = columns();
     let n = ctx.n(60_000);
-    let mut s = Series::new("ferrobase, 10 threads");
-    with_target(ctx.server.as_deref(), server_settings(), async |t| {
+    let mut s = Series::new(format!("{}, 10 threads", ctx.system()));
+    with_target_url(&ctx.target(), server_settings(), async |t| {
         for c in [1usize, 2, 5, 10, 20, 60, 120] {
             let rows = RowSpec {
                 columns: Some(c),
@@ -348,7 +352,7 @@ pub async fn flush_compaction_threads(ctx: &Ctx) -> Result<Report> {
             blocking_store_files: *blocking,
             ..Settings::default()
         };
-        let r = with_target(ctx.server.as_deref(), settings, async |t| {
+        let r = with_target_url(&ctx.target(), settings, async |t| {
             point(t, &spec(rows, n, 8, 4 * MIB, Durability::SkipWal)).await
         })
         .await?;
@@ -409,7 +413,7 @@ pub async fn single_vs_multi(ctx: &Ctx) -> Result<Report> {
         Shape::Single53,
     ];
     let mut results: Vec<(Shape, LoadReport)> = Vec::new();
-    with_target(ctx.server.as_deref(), server_settings(), async |t| {
+    with_target_url(&ctx.target(), server_settings(), async |t| {
         for (i, shape) in order.into_iter().enumerate() {
             let r = point(
                 t,
@@ -434,7 +438,7 @@ pub async fn single_vs_multi(ctx: &Ctx) -> Result<Report> {
     };
     let single = mean(Shape::Single53, |r| r.rows_per_s);
     let wide = mean(Shape::Wide53, |r| r.rows_per_s);
-    let mut ours = Series::new("ferrobase (mean of 4 runs)");
+    let mut ours = Series::new(format!("{} (mean of 4 runs)", ctx.system()));
     let mut hbase = Series::new("HBase (53-column study)");
     hbase.push("single53", 12_403.87);
     hbase.push("wide53", 1_730.68);
@@ -470,8 +474,8 @@ pub async fn random_write_value_size(ctx: &Ctx) -> Result<Report> {
         "MB/s of payload",
     );
     rep.columns = columns();
-    let mut s = Series::new("ferrobase, 8 threads");
-    with_target(ctx.server.as_deref(), server_settings(), async |t| {
+    let mut s = Series::new(format!("{}, 8 threads", ctx.system()));
+    with_target_url(&ctx.target(), server_settings(), async |t| {
         for size in [10usize, 100, 1000, 10_000] {
             let rows = RowSpec::plain(Shape::Kv { value_size: size });
             let n = ctx.n((200_000_000 / (size as u64 + 21)).min(600_000));

@@ -1,0 +1,116 @@
+//! [`HBasePeer`]: a real Apache HBase 2.6 standalone server beside the
+//! benchmark, for `ferrobase bench experiment NAME --peer hbase`.
+//!
+//! This module owns starting `scripts/hbase-peer.sh` (the Apache artifacts
+//! from Maven Central, one JVM) on a temporary directory and free loopback
+//! ports, and stopping it when the handle is dropped, whatever way the run
+//! ends. It never changes HBase's settings beyond what it is told (the
+//! experiments' server-wide settings that HBase can take at start).
+
+use crate::{BenchError, Result};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+/// A running peer; stopped (SIGTERM, then SIGKILL after 90 s) on drop.
+pub struct HBasePeer {
+    script: PathBuf,
+    dir: tempfile::TempDir,
+    /// The region server's `host:port`, the client's bootstrap server.
+    pub addr: String,
+    /// What the peer was started with, for the report.
+    pub describe: String,
+}
+
+/// `scripts/hbase-peer.sh`: `$FERROBASE_HBASE_PEER_SCRIPT`, else the first
+/// `scripts/hbase-peer.sh` in the current directory or a parent, else the
+/// one of the source tree this binary was built from.
+pub fn script() -> Result<PathBuf> {
+    if let Some(p) = std::env::var_os("FERROBASE_HBASE_PEER_SCRIPT") {
+        return Ok(PathBuf::from(p));
+    }
+    let mut dir = std::env::current_dir().ok();
+    while let Some(d) = dir {
+        let p = d.join("scripts/hbase-peer.sh");
+        if p.is_file() {
+            return Ok(p);
+        }
+        dir = d.parent().map(PathBuf::from);
+    }
+    let built = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/hbase-peer.sh");
+    if built.is_file() {
+        return Ok(built);
+    }
+    Err(BenchError::CannotRun(
+        "--peer hbase needs scripts/hbase-peer.sh (run from a ferrobase checkout, or set FERROBASE_HBASE_PEER_SCRIPT), or an HBase already running: --peer-addr HOST:PORT".into(),
+    ))
+}
+
+fn free_port() -> Result<u16> {
+    let l = std::net::TcpListener::bind("127.0.0.1:0")
+        .map_err(BenchError::io("finding a free port"))?;
+    Ok(l.local_addr()
+        .map_err(BenchError::io("finding a free port"))?
+        .port())
+}
+
+impl HBasePeer {
+    /// Starts the peer with `heap` (`-Xms`/`-Xmx`, e.g. `2048m`) and HBase
+    /// settings `set` (`name=value`); waits until it serves clients
+    /// (about 15 s; the first run also fetches the artifacts).
+    pub async fn start(heap: &str, set: &[String]) -> Result<HBasePeer> {
+        let script = script()?;
+        let dir = tempfile::Builder::new()
+            .prefix("ferrobase-bench-hbase-")
+            .tempdir()
+            .map_err(BenchError::io("creating the HBase peer's directory"))?;
+        let (master, rs, zk) = (free_port()?, free_port()?, free_port()?);
+        let mut cmd = Command::new(&script);
+        cmd.arg("start")
+            .arg(dir.path())
+            .env("HBASE_PEER_HEAP", heap)
+            .env("HBASE_PEER_MASTER_PORT", master.to_string())
+            .env("HBASE_PEER_RS_PORT", rs.to_string())
+            .env("HBASE_PEER_ZK_PORT", zk.to_string())
+            .env("HBASE_PEER_SET", set.join(" "))
+            // Its progress goes where ours does; stdout carries results.
+            .stdout(Stdio::from(std::io::stderr()))
+            .stderr(Stdio::inherit());
+        eprintln!(
+            "starting Apache HBase ({}, heap {heap}) ...",
+            script.display()
+        );
+        let peer = HBasePeer {
+            script,
+            dir,
+            addr: format!("127.0.0.1:{rs}"),
+            describe: format!(
+                "Apache HBase 2.6.4 standalone (scripts/hbase-peer.sh), heap {heap}, G1{}",
+                if set.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {}", set.join(", "))
+                }
+            ),
+        };
+        let status = tokio::task::spawn_blocking(move || cmd.status())
+            .await
+            .map_err(|e| BenchError::Server(format!("starting the HBase peer: {e}")))?
+            .map_err(BenchError::io("running scripts/hbase-peer.sh"))?;
+        if !status.success() {
+            return Err(BenchError::CannotRun(format!(
+                "scripts/hbase-peer.sh start failed ({status}); it needs Java 17 and Maven (scripts/java-deps.sh peer)"
+            )));
+        }
+        Ok(peer)
+    }
+}
+
+impl Drop for HBasePeer {
+    fn drop(&mut self) {
+        let _ = Command::new(&self.script)
+            .arg("stop")
+            .arg(self.dir.path())
+            .stdout(Stdio::from(std::io::stderr()))
+            .status();
+    }
+}

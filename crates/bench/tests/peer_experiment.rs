@@ -1,0 +1,89 @@
+//! `bench experiment value-size --peer hbase` at a tiny scale, against a
+//! real Apache HBase 2.6 started by the command itself
+//! (scripts/hbase-peer.sh): the JSON holds ferrobase's and HBase's lines
+//! and a ferrobase/HBase ratio per point, the SVG draws both, and the
+//! peer is stopped afterwards. Needs Java 17 and Maven; where `java` is
+//! absent the test prints why and checks nothing, unless
+//! `FERROBASE_REQUIRE_HBASE_PEER=1` (scripts/test.sh), which makes it fail.
+
+use anyhow::Result;
+use ferrobase_bench::cli::{ExperimentArgs, ExperimentName, PeerArg, experiment};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn value_size_against_ferrobase_and_apache_hbase() -> Result<()> {
+    let required = std::env::var("FERROBASE_REQUIRE_HBASE_PEER").is_ok_and(|v| v == "1");
+    if std::process::Command::new("java")
+        .arg("-version")
+        .output()
+        .is_err()
+    {
+        assert!(
+            !required,
+            "FERROBASE_REQUIRE_HBASE_PEER=1 but java is not on PATH"
+        );
+        eprintln!(
+            "\n===== SKIPPED: bench experiment --peer hbase =====\n\
+             java is not on PATH, so no Apache HBase can start and this test checked\n\
+             NOTHING. scripts/java-deps.sh peer installs a JDK 17 and Maven.\n\
+             ==================================================\n"
+        );
+        return Ok(());
+    }
+    let dir = tempfile::tempdir()?;
+    let args = ExperimentArgs {
+        name: ExperimentName::ValueSize,
+        scale: 0.0005,
+        out: dir.path().to_path_buf(),
+        server: None,
+        etcd: None,
+        root: None,
+        json: false,
+        peer: Some(PeerArg::Hbase),
+        peer_addr: None,
+        peer_heap: Some("768m".into()),
+        exe: None,
+    };
+    let outcome = experiment(&args).await?;
+    assert_eq!(outcome.exit_code, 0, "{}", outcome.output);
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(
+        dir.path().join("value-size.json"),
+    )?)?;
+    let names: Vec<&str> = v["series"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|s| s["name"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(
+        names,
+        [
+            "ferrobase, 4 threads",
+            "Apache HBase 2.6 (this machine), 4 threads"
+        ]
+    );
+    for s in v["series"].as_array().into_iter().flatten() {
+        assert_eq!(s["points"].as_array().map(Vec::len), Some(4), "{s}");
+    }
+    let ratios = v["comparisons"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter(|c| {
+                    c["what"]
+                        .as_str()
+                        .unwrap_or("")
+                        .contains("Apache HBase here")
+                })
+                .count()
+        })
+        .unwrap_or(0);
+    assert_eq!(ratios, 4);
+    assert!(
+        v["peer"]
+            .as_str()
+            .unwrap_or("")
+            .contains("Apache HBase 2.6.4")
+    );
+    assert_eq!(v["errors"], 0);
+    let svg = std::fs::read_to_string(dir.path().join("value-size.svg"))?;
+    assert!(svg.contains("Apache HBase 2.6 (this machine)"));
+    Ok(())
+}

@@ -1,0 +1,150 @@
+//! What every server must do for this client, run against ferrobase and
+//! against Apache HBase: DDL with split keys and family attributes, Put,
+//! Get, Delete, Multi across regions, a scan over every region with a small
+//! caching, a BufferedMutator, and HBase's exception classes.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use bytes::Bytes;
+use ferrobase_hbase_client::{Connection, Get, Scan};
+use ferrobase_types::{FamilyDescriptor, RowMutation, TableDescriptor};
+
+pub fn b(s: &str) -> Bytes {
+    Bytes::copy_from_slice(s.as_bytes())
+}
+
+pub fn row(i: u32) -> Bytes {
+    Bytes::from(format!("row{i:05}"))
+}
+
+/// Creates `table` (family `f`, 3 versions, split at row01000 and
+/// row02000) after dropping any older one.
+pub async fn create(conn: &Connection, table: &str) {
+    let admin = conn.admin();
+    admin.drop_table_if_exists(table).await.unwrap();
+    assert!(!admin.table_exists(table).await.unwrap());
+    let mut f = FamilyDescriptor::new("f").unwrap();
+    f.set("VERSIONS", "3").unwrap();
+    f.set("BLOCKSIZE", "16384").unwrap();
+    let desc = TableDescriptor::new(table, vec![f]).unwrap();
+    admin
+        .create_table(&desc, &[row(2000), row(1000)])
+        .await
+        .unwrap();
+    assert!(admin.table_exists(table).await.unwrap());
+    assert!(admin.is_table_enabled(table).await.unwrap());
+    let regions = conn.region_locations(table).await.unwrap();
+    let starts: Vec<Bytes> = regions.iter().map(|r| r.start_key.clone()).collect();
+    assert_eq!(starts, [Bytes::new(), row(1000), row(2000)]);
+}
+
+/// The data calls on a table made by [`create`].
+pub async fn exercise(conn: &Connection, table: &str) {
+    let t = conn.table(table);
+
+    // Single Put and Get, versions kept by the family's VERSIONS.
+    t.put(&RowMutation::new(b("single")).put(b("f"), "q", b("v1")))
+        .await
+        .unwrap();
+    t.put(&RowMutation::new(b("single")).put(b("f"), "q", b("v2")))
+        .await
+        .unwrap();
+    let cells = t.get(&Get::new(b("single")).family(b("f"))).await.unwrap();
+    assert_eq!(cells.len(), 1);
+    assert_eq!(&cells[0].value[..], b"v2");
+    let cells = t
+        .get(&Get::new(b("single")).column(b("f"), b("q")).versions(5))
+        .await
+        .unwrap();
+    let values: Vec<&[u8]> = cells.iter().map(|c| &c.value[..]).collect();
+    assert_eq!(values, [&b"v2"[..], b"v1"]);
+    assert!(t.get(&Get::new(b("absent"))).await.unwrap().is_empty());
+
+    // A batch across all three regions, then every row read back by a scan
+    // that crosses the region boundaries in calls of 7 rows.
+    let rows: Vec<RowMutation> = (0..3000)
+        .map(|i| {
+            RowMutation::new(row(i))
+                .put(b("f"), "a", Bytes::from(format!("a{i}")))
+                .put(b("f"), "b", Bytes::from(format!("b{i}")))
+        })
+        .collect();
+    for r in t.batch(&rows).await {
+        r.unwrap();
+    }
+    let scanned = t
+        .scan_all(Scan::range(row(0), row(3000)).caching(7))
+        .await
+        .unwrap();
+    assert_eq!(scanned.len(), 3000);
+    for (i, cells) in scanned.iter().enumerate() {
+        assert_eq!(cells[0].row, row(i as u32));
+        assert_eq!(cells.len(), 2);
+        assert_eq!(cells[1].value, Bytes::from(format!("b{i}")));
+    }
+    // A limit stops early and closes the scanner; a range inside one region.
+    let limited = t
+        .scan_all(Scan::range(row(990), Bytes::new()).limit(25))
+        .await
+        .unwrap();
+    assert_eq!(limited.len(), 25);
+    assert_eq!(limited[24][0].row, row(1014));
+    let inner = t.scan_all(Scan::range(row(1500), row(1510))).await.unwrap();
+    assert_eq!(inner.len(), 10);
+
+    // A BufferedMutator with a small buffer flushes many times.
+    let mut m = conn.buffered_mutator(table, 4096);
+    for i in 3000..5000 {
+        m.mutate(RowMutation::new(row(i)).put(b("f"), "a", b("buffered")))
+            .await
+            .unwrap();
+    }
+    assert!(m.flushes() > 10, "{} flushes", m.flushes());
+    m.close().await.unwrap();
+    let cells = t.get(&Get::new(row(4999))).await.unwrap();
+    assert_eq!(&cells[0].value[..], b"buffered");
+
+    // Deletes: a whole row, and a column.
+    t.delete_row(row(5)).await.unwrap();
+    assert!(t.get(&Get::new(row(5))).await.unwrap().is_empty());
+    t.mutate(&RowMutation::new(row(6)).delete_column(b("f"), "a", u64::MAX >> 1))
+        .await
+        .unwrap();
+    let left = t.get(&Get::new(row(6))).await.unwrap();
+    assert_eq!(left.len(), 1);
+    assert_eq!(&left[0].qualifier[..], b"b");
+
+    // HBase's exception classes reach the caller by name.
+    let e = t
+        .get(&Get::new(b("single")).family(b("nope")))
+        .await
+        .unwrap_err();
+    assert!(e.class_is("NoSuchColumnFamilyException"), "{e}");
+    let bad = t
+        .batch(&[
+            RowMutation::new(row(7)).put(b("nope"), "q", b("x")),
+            RowMutation::new(row(8)).put(b("f"), "q", b("ok")),
+        ])
+        .await;
+    assert!(
+        bad[0]
+            .as_ref()
+            .unwrap_err()
+            .class_is("NoSuchColumnFamilyException")
+    );
+    bad[1].as_ref().unwrap();
+    let e = conn
+        .table("no_such_table")
+        .get(&Get::new(b("r")))
+        .await
+        .unwrap_err();
+    assert!(e.class_is("TableNotFoundException"), "{e}");
+}
+
+/// Disables and deletes `table`.
+pub async fn drop(conn: &Connection, table: &str) {
+    let admin = conn.admin();
+    admin.disable_table(table).await.unwrap();
+    assert!(!admin.is_table_enabled(table).await.unwrap());
+    admin.delete_table(table).await.unwrap();
+    assert!(!admin.table_exists(table).await.unwrap());
+}
