@@ -33,7 +33,7 @@ async fn all_rows(conn: &Connection, ctx: &str) -> Result<()> {
         bail!("{ctx}: {} rows, {ROWS} written", rows.len());
     }
     for (i, r) in rows.iter().enumerate() {
-        if r.row != Bytes::from(format!("r{i:05}")) || r.cells[0].value != r.row {
+        if r.row != format!("r{i:05}") || r.cells[0].value != r.row {
             bail!("{ctx}: row {i} is {:?}", r.row);
         }
     }

@@ -60,7 +60,10 @@ fn wait_for_abort(server: &mut standalone::Server, step: &str) {
             assert!(!status.success(), "{step}: the server exited cleanly");
             return;
         }
-        assert!(Instant::now() < deadline, "{step}: the server never reached the crash point");
+        assert!(
+            Instant::now() < deadline,
+            "{step}: the server never reached the crash point"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -137,7 +140,11 @@ async fn kill9_at_every_step_of_a_split() {
         let conn = Connection::connect(&addr, settings()).unwrap();
         let starts = check(&conn, step).await;
         if published {
-            assert_eq!(starts, vec![Bytes::new(), point.clone()], "{step}: the daughters serve");
+            assert_eq!(
+                starts,
+                vec![Bytes::new(), point.clone()],
+                "{step}: the daughters serve"
+            );
         } else {
             assert_eq!(starts, vec![Bytes::new()], "{step}: the parent serves");
             conn.admin().split("t", Some(point.clone())).await.unwrap();
@@ -150,7 +157,10 @@ async fn kill9_at_every_step_of_a_split() {
         let unused = if published { 0 } else { 2 };
         let deadline = Instant::now() + Duration::from_secs(30);
         while region_dirs(dir.path()) > 2 + unused {
-            assert!(Instant::now() < deadline, "{step}: the parent's directory stays");
+            assert!(
+                Instant::now() < deadline,
+                "{step}: the parent's directory stays"
+            );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         check(&conn, &format!("{step}, after the janitor")).await;
@@ -184,9 +194,17 @@ async fn kill9_at_every_step_of_a_merge() {
         let conn = Connection::connect(&addr, settings()).unwrap();
         let starts = check(&conn, step).await;
         if published {
-            assert_eq!(starts, vec![Bytes::new()], "{step}: the merged region serves");
+            assert_eq!(
+                starts,
+                vec![Bytes::new()],
+                "{step}: the merged region serves"
+            );
         } else {
-            assert_eq!(starts, vec![Bytes::new(), point.clone()], "{step}: the parents serve");
+            assert_eq!(
+                starts,
+                vec![Bytes::new(), point.clone()],
+                "{step}: the parents serve"
+            );
             conn.admin()
                 .merge_regions(&a.to_string(), &b.to_string())
                 .await
@@ -197,7 +215,10 @@ async fn kill9_at_every_step_of_a_merge() {
         let unused = if published { 0 } else { 1 };
         let deadline = Instant::now() + Duration::from_secs(30);
         while region_dirs(dir.path()) > 1 + unused {
-            assert!(Instant::now() < deadline, "{step}: the parents' directories stay");
+            assert!(
+                Instant::now() < deadline,
+                "{step}: the parents' directories stay"
+            );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         check(&conn, &format!("{step}, after the janitor")).await;

@@ -117,7 +117,7 @@ async fn split_and_merge_by_reference_copy_nothing() {
     assert_eq!(regions.len(), 2);
     let point = regions[1].start_key.clone();
     assert!(
-        point > Bytes::from(row(ROWS / 4)) && point < Bytes::from(row(3 * ROWS / 4)),
+        point > row(ROWS / 4).as_bytes() && point < row(3 * ROWS / 4).as_bytes(),
         "midkey {point:?}"
     );
     for r in &regions {

@@ -63,7 +63,13 @@ fn split_time_by_reference_and_by_copy() {
                 .unwrap();
         let mut i = f;
         while i < rows {
-            let k = key::encode(format!("row{i:010}").as_bytes(), b"f", b"q", 1, CellType::Put);
+            let k = key::encode(
+                format!("row{i:010}").as_bytes(),
+                b"f",
+                b"q",
+                1,
+                CellType::Put,
+            );
             w.append(&k, i + 1, &value).unwrap();
             i += FILES;
         }
@@ -115,7 +121,12 @@ fn split_time_by_reference_and_by_copy() {
     while let Some(cells) = scanner.next_row().unwrap() {
         let mut m = RowMutation::new(cells[0].row.clone()).with_durability(Durability::SkipWal);
         for c in &cells {
-            m = m.put_at(c.family.clone(), c.qualifier.clone(), c.timestamp, c.value.clone());
+            m = m.put_at(
+                c.family.clone(),
+                c.qualifier.clone(),
+                c.timestamp,
+                c.value.clone(),
+            );
         }
         let (target, buf) = if daughters[1].contains_row(&m.row) {
             (&upper, &mut hi)
