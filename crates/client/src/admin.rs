@@ -293,6 +293,21 @@ impl Admin {
         Ok(())
     }
 
+    /// Merges two adjacent regions of one table into one (HBase's
+    /// `mergeRegionsAsync`), by reference: `a` and `b` are region ids as
+    /// text or HBase encoded region names, in either order.
+    pub async fn merge_regions(&self, a: &str, b: &str) -> Result<()> {
+        self.inner
+            .active_master()
+            .await?
+            .merge(pb::MergeRequest {
+                region_a: a.to_string(),
+                region_b: b.to_string(),
+            })
+            .await?;
+        Ok(())
+    }
+
     /// Load of every server and region.
     pub async fn cluster_status(&self) -> Result<ClusterStatus> {
         Ok(self

@@ -352,7 +352,7 @@ fn lost() -> ServerError {
 }
 
 /// The active master's loop: registrations → reconcile; the balancer every
-/// `hbase.balancer.period`; the split check.
+/// `hbase.balancer.period`; the split check and the janitor.
 async fn chores(master: Arc<Master>, coordination: Arc<EtcdCoordination>, settings: Settings) {
     let balance_every = Duration::from_millis(settings.balancer_period_ms.max(100));
     let mut last_balance = Instant::now();
@@ -383,7 +383,11 @@ async fn chores(master: Arc<Master>, coordination: Arc<EtcdCoordination>, settin
             last_split_check = Instant::now();
             let m = master.clone();
             let max = settings.max_filesize;
-            let _ = tokio::task::spawn_blocking(move || m.split_oversized(max)).await;
+            let _ = tokio::task::spawn_blocking(move || {
+                m.split_oversized(max);
+                m.janitor_chore();
+            })
+            .await;
         }
     }
 }

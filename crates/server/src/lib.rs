@@ -17,6 +17,7 @@
 pub mod assignment;
 pub mod bulk_load;
 pub mod coordination;
+pub mod crash_point;
 pub mod distributed;
 pub mod error;
 pub mod etcd;

@@ -20,6 +20,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+mod janitor;
+mod merge;
 mod namespaces;
 mod region_ops;
 
@@ -167,6 +169,7 @@ impl Master {
                 regions: regions_for(m, &name, &keys),
                 descriptor,
                 enabled: true,
+                parents: Vec::new(),
             };
             m.tables.insert(name.clone(), t.clone());
             Ok(t)
@@ -379,10 +382,12 @@ impl Master {
                 .get_mut(name)
                 .ok_or_else(|| ServerError::no_table(name))?;
             entry.regions = regions;
+            entry.parents.clear();
             entry.enabled = true;
             Ok(entry.clone())
         })?;
         self.remove_data(name, &t.regions)?;
+        self.remove_data(name, &t.parent_infos())?;
         self.assign(&new)
     }
 

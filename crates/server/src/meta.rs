@@ -26,6 +26,26 @@ pub struct TableMeta {
     pub enabled: bool,
     /// Regions in row order.
     pub regions: Vec<RegionInfo>,
+    /// Regions split or merged away whose files their children may still
+    /// read by reference: the janitor (`master::janitor`) removes each one
+    /// once no child refers to it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parents: Vec<ParentRegion>,
+}
+
+impl TableMeta {
+    /// The regions in `parents`.
+    pub fn parent_infos(&self) -> Vec<RegionInfo> {
+        self.parents.iter().map(|p| p.info.clone()).collect()
+    }
+}
+
+/// A region split or merged away, and the regions made from it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParentRegion {
+    pub info: RegionInfo,
+    /// Ids of the daughters (split) or of the merged region.
+    pub children: Vec<u64>,
 }
 
 /// Everything the meta holds.
@@ -130,6 +150,7 @@ mod tests {
                     descriptor: d,
                     enabled: true,
                     regions: vec![RegionInfo::whole_table(id, "t")],
+                    parents: Vec::new(),
                 },
             );
             Ok(())

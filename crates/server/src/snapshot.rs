@@ -26,6 +26,7 @@ use ferrobase_storage::RegionInfo;
 use ferrobase_storage::archive;
 use ferrobase_storage::region::STORE_FILE_EXT;
 use ferrobase_storage::region::manifest::Manifest;
+use ferrobase_storage::region::reference;
 use ferrobase_storage::snapshot_manifest::{
     self, SnapshotLayout, SnapshotManifest, SnapshotRegion,
 };
@@ -140,10 +141,18 @@ impl Master {
                 .into_iter()
                 .filter(|(f, files)| families.contains(&f.as_str()) && !files.is_empty())
                 .collect();
+            // A daughter not yet compacted reads its parent's files: the
+            // snapshot names (and so holds) those.
+            let references = m
+                .references
+                .into_iter()
+                .filter(|(n, _)| stores.values().flatten().any(|s| s == n))
+                .collect();
             regions.push(SnapshotRegion {
                 info: r.clone(),
                 max_seq: m.max_seq.max(m.flushed_seq),
                 stores,
+                references,
             });
         }
         let manifest = SnapshotManifest {
@@ -233,6 +242,7 @@ impl Master {
                 descriptor: descriptor.clone(),
                 enabled: true,
                 regions: regions.clone(),
+                parents: Vec::new(),
             };
             s.tables.insert(table.to_string(), t.clone());
             Ok(t)
@@ -275,6 +285,7 @@ impl Master {
                 .ok_or_else(|| ServerError::no_table(&table))?;
             entry.descriptor = m.descriptor.clone();
             entry.regions = regions.clone();
+            entry.parents.clear();
             Ok(())
         });
         if let Err(e) = switched {
@@ -284,6 +295,7 @@ impl Master {
         // The old regions' files go through the archive: other snapshots
         // (this one too, when it was taken of them) may hold them.
         self.remove_data(&table, &t.regions)?;
+        self.remove_data(&table, &t.parent_infos())?;
         tracing::info!(snapshot = name, table, "restored snapshot");
         Ok(())
     }
@@ -307,6 +319,7 @@ impl Master {
                 info: RegionInfo::whole_table(0, &m.table),
                 max_seq: 0,
                 stores: BTreeMap::new(),
+                references: BTreeMap::new(),
             }];
             let source = if m.regions.is_empty() {
                 &whole[..]
@@ -352,6 +365,27 @@ impl Master {
             };
             let mut copied = Vec::with_capacity(names.len());
             for source in names {
+                if let Some(r) = sr.references.get(source) {
+                    // The half of the parent's file the daughter read,
+                    // written as a file of the new region's own.
+                    manifest.next_file_id += 1;
+                    let name = format!("{:016x}.{STORE_FILE_EXT}", manifest.next_file_id);
+                    let to = dir.join(&family.name).join(&name);
+                    let from = archive::locate(&*self.fs, &layout, &r.file)
+                        .map_err(io("locating a referenced file"))?
+                        .ok_or_else(|| {
+                            ServerError::new(
+                                ErrorCode::Io,
+                                format!("snapshot '{}': its file {} is missing", m.name, r.file),
+                            )
+                        })?;
+                    if reference::write_half(&*self.fs, &from, r.bounds(), family, &to)
+                        .map_err(io("restoring a referenced half file"))?
+                    {
+                        copied.push(name);
+                    }
+                    continue;
+                }
                 let rel = snapshot_manifest::store_file_rel(&sr.info, &family.name, source);
                 manifest.next_file_id += 1;
                 // A bulk-loaded file keeps its load's sequence id in its name.

@@ -1,26 +1,33 @@
-//! Region splits, the region server's half: copy a parent region's cells
-//! into two daughter regions.
+//! Region splits, the region server's half: split a parent region into
+//! two daughters *by reference* (HBase's reference files).
 //!
 //! The parent is first taken out of service (calls get REGION_NOT_SERVING
-//! and the client retries), closed (in-flight writes finish, the memstore
-//! is flushed), then reopened privately and read whole: every version of
-//! every column is written, with its timestamp, into the daughters, which
-//! are flushed before the master publishes them in the meta. So no
-//! acknowledged write is lost (it is in the parent's files) and none is
-//! applied twice (writes during the split are refused, not queued).
+//! and the client retries) and closed (in-flight writes finish, the
+//! memstore is flushed), so every acknowledged write is in its store files
+//! and none is applied twice (writes during the split are refused, not
+//! queued). Then each daughter gets a directory holding one manifest of
+//! references to the parent's files (`ferrobase_storage::region::reference`),
+//! one atomic write each: no cell is copied, and the split costs the same
+//! whatever the region's size. The master then publishes the daughters in
+//! the meta and opens them; they serve through half readers at once and
+//! rewrite the references into files of their own at their first
+//! compaction, after which the master's janitor removes the parent's files.
 //!
-//! This is a copying split, O(region size); HBase's reference files are a
-//! later optimisation. This module never changes the meta.
+//! The split point, when none is given, is the block index midkey of the
+//! parent's largest file (no scan); only a region whose files have fewer
+//! than two blocks is scanned for its middle row. A region that still
+//! holds references is not split (as HBase). This module never changes
+//! the meta.
 
+use crate::crash_point;
 use crate::error::{Result, ServerError};
 use crate::region_server::RegionServer;
 use ferrobase_proto::ErrorCode;
+use ferrobase_storage::region::manifest::Manifest;
+use ferrobase_storage::region::reference;
 use ferrobase_storage::{Region, RegionInfo, Scan};
-use ferrobase_types::{Durability, RowMutation, TableDescriptor};
+use ferrobase_types::TableDescriptor;
 use std::sync::Arc;
-
-/// Rows written to a daughter per batch.
-const COPY_BATCH: usize = 512;
 
 impl RegionServer {
     /// Takes `parent` out of service and reopens it privately for reading.
@@ -66,12 +73,34 @@ impl RegionServer {
         Ok(Some(sizes[sizes.len() / 2].0.clone()))
     }
 
+    /// Refuses a split of a region still reading its own parent's files.
+    fn refuse_references(&self, parent: &RegionInfo) -> Result<()> {
+        match self.engine().region(parent.id) {
+            Some(r) if r.has_references() => Err(ServerError::new(
+                ErrorCode::InvalidRequest,
+                format!(
+                    "region {} still holds references to its parent's files; it can split \
+                     after its compaction",
+                    parent.name()
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// Chooses a split point for `parent` when none is given: quiesces it
-    /// and returns the middle row by bytes. The parent stays out of service
-    /// (call [`split_region`](Self::split_region) or [`abort_split`](Self::abort_split) next).
+    /// (its memstore flushed) and returns its block index midkey, or for a
+    /// region of fewer than two blocks its middle row by bytes. The parent
+    /// stays out of service (call [`split_region`](Self::split_region) or
+    /// [`abort_split`](Self::abort_split) next).
     pub fn split_point(&self, table: &TableDescriptor, parent: &RegionInfo) -> Result<Vec<u8>> {
+        self.refuse_references(parent)?;
         let region = self.quiesce(table, parent)?;
-        match Self::midpoint(&region)? {
+        let point = match region.midkey() {
+            Some(p) => Some(p),
+            None => Self::midpoint(&region)?,
+        };
+        match point {
             Some(p) => Ok(p),
             None => {
                 self.abort_split(table, parent)?;
@@ -86,69 +115,38 @@ impl RegionServer {
         }
     }
 
-    /// Copies `parent` into `daughters` (already allocated in the meta) and
-    /// flushes them; the parent stays closed.
+    /// Writes `daughters` (already allocated in the meta) as references to
+    /// `parent`'s files; the parent stays closed. The master publishes and
+    /// opens the daughters.
     pub fn split_region(
         &self,
         table: &TableDescriptor,
         parent: &RegionInfo,
         daughters: &[RegionInfo; 2],
     ) -> Result<()> {
-        let region = match self.engine().region(parent.id) {
-            Some(r) if self.is_offline(parent.id) && !r.is_closed() => r,
-            _ => self.quiesce(table, parent)?,
-        };
+        self.refuse_references(parent)?;
+        let _ = table;
+        self.mark_offline(parent.id);
+        self.scanners().close_region(parent.id);
+        if let Some(region) = self.engine().region(parent.id) {
+            // Flushes what the memstore holds: the parent's manifest is final.
+            region.close()?;
+        }
+        crash_point::reached("split-before-references");
+        let (fs, data_dir) = (self.engine().fs(), self.engine().data_dir());
+        let dir = data_dir.join(&parent.table).join(parent.dir_name());
+        let manifest = Manifest::load(&**fs, &dir)?.unwrap_or_default();
+        let parents = [(parent.clone(), manifest)];
         for d in daughters {
-            self.mark_offline(d.id);
+            reference::write_child(&**fs, data_dir, &parents, d)?;
         }
-        let lower = self.engine().open_region(table, daughters[0].clone())?;
-        let upper = self.engine().open_region(table, daughters[1].clone())?;
-        let mut scanner = region.scan(&Scan {
-            max_versions: u32::MAX,
-            cache_blocks: false,
-            ..Scan::default()
-        })?;
-        let (mut lo, mut hi) = (Vec::new(), Vec::new());
-        while let Some(cells) = scanner.next_row()? {
-            let Some(first) = cells.first() else { continue };
-            let mut m = RowMutation::new(first.row.clone()).with_durability(Durability::SkipWal);
-            for c in &cells {
-                m = m.put_at(
-                    c.family.clone(),
-                    c.qualifier.clone(),
-                    c.timestamp,
-                    c.value.clone(),
-                );
-            }
-            let (target, buf) = if daughters[1].contains_row(&m.row) {
-                (&upper, &mut hi)
-            } else {
-                (&lower, &mut lo)
-            };
-            buf.push(m);
-            if buf.len() >= COPY_BATCH {
-                target.mutate_batch(buf)?;
-                buf.clear();
-            }
-        }
-        lower.mutate_batch(&lo)?;
-        upper.mutate_batch(&hi)?;
-        lower.flush(true)?;
-        upper.flush(true)?;
-        region.close()?;
+        crash_point::reached("split-after-references");
         Ok(())
     }
 
     /// Puts a parent back in service after a split that did not happen.
     pub fn abort_split(&self, table: &TableDescriptor, parent: &RegionInfo) -> Result<()> {
-        for d in self.engine().regions() {
-            if d.info().id != parent.id
-                && d.info().table == parent.table
-                && self.is_offline(d.info().id)
-            {
-                d.close()?;
-            }
-        }
+        // A closed region has left the engine: this opens it afresh.
         self.engine().open_region(table, parent.clone())?;
         self.mark_online(parent.id);
         Ok(())

@@ -131,7 +131,11 @@ impl Standalone {
                 let Some(m) = weak_master.upgrade() else {
                     return;
                 };
-                let _ = tokio::task::spawn_blocking(move || m.split_oversized(max_filesize)).await;
+                let _ = tokio::task::spawn_blocking(move || {
+                    m.split_oversized(max_filesize);
+                    m.janitor_chore();
+                })
+                .await;
             }
         });
         Ok(Standalone {

@@ -2,7 +2,9 @@
 //! it on a region server: the online regions, a region's info and
 //! compaction state, a flush that leaves a store file, a major compaction
 //! the client polls until it is done, and bad requests (a family the table
-//! lacks, `hbase:meta`) answered with HBase's exceptions.
+//! lacks, `hbase:meta`) answered with HBase's exceptions; and
+//! `MasterService`'s `MergeTableRegions` (by encoded region names, as
+//! `Admin.mergeRegionsAsync` sends them) with `IsSplitOrMergeEnabled`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -23,11 +25,15 @@ struct Admin {
 
 impl Admin {
     async fn connect(addr: std::net::SocketAddr) -> Admin {
+        Admin::connect_to(addr, "AdminService").await
+    }
+
+    async fn connect_to(addr: std::net::SocketAddr, service: &str) -> Admin {
         let mut s = TcpStream::connect(addr).await.unwrap();
         let mut out = BytesMut::new();
         frame::encode_preamble(&mut out, AuthMethod::Simple);
         let header = pb::ConnectionHeader {
-            service_name: Some("AdminService".into()),
+            service_name: Some(service.into()),
             ..Default::default()
         };
         frame::encode_connection_header(&mut out, &header).unwrap();
@@ -177,5 +183,62 @@ async fn flush_compact_and_list_regions() {
         exception_class(&r),
         "org.apache.hadoop.hbase.DoNotRetryIOException"
     );
+    server.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn merge_table_regions_by_encoded_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, conn) = common::start_on(dir.path(), common::settings()).await;
+    conn.admin()
+        .create_table(&common::table("t", &["f"]), &[Bytes::from_static(b"m")])
+        .await
+        .unwrap();
+    let table = conn.table("t");
+    for r in ["a", "k", "m", "z"] {
+        table.put(put(r)).await.unwrap();
+    }
+    let mut m = Admin::connect_to(server.addr(), "MasterService").await;
+    for switch in [pb::MasterSwitchType::Split, pb::MasterSwitchType::Merge] {
+        let mut req = pb::IsSplitOrMergeEnabledRequest::default();
+        req.set_switch_type(switch);
+        let r = m.call("IsSplitOrMergeEnabled", &req).await;
+        let on: pb::IsSplitOrMergeEnabledResponse = r.decode_message().unwrap();
+        assert!(on.enabled, "{switch:?}");
+    }
+    let regions = conn.admin().describe("t").await.unwrap().regions;
+    let t = ferrobase_hbase_wire::names::TableName::parse("t").unwrap();
+    let spec = |i: usize| {
+        let r = &regions[i];
+        let n = RegionName::new(&t, &r.start_key, r.region_id);
+        pb::RegionSpecifier {
+            r#type: pb::region_specifier::RegionSpecifierType::EncodedRegionName as i32,
+            value: Bytes::from(n.encoded.into_bytes()),
+        }
+    };
+    let one = pb::MergeTableRegionsRequest {
+        region: vec![spec(0)],
+        ..Default::default()
+    };
+    let r = m.call("MergeTableRegions", &one).await;
+    assert!(
+        exception_class(&r).contains("DoNotRetryIOException"),
+        "{}",
+        exception_class(&r)
+    );
+    let req = pb::MergeTableRegionsRequest {
+        region: vec![spec(1), spec(0)],
+        ..Default::default()
+    };
+    let r = m.call("MergeTableRegions", &req).await;
+    assert!(r.header.exception.is_none(), "{}", exception_class(&r));
+    let merged = conn.admin().describe("t").await.unwrap().regions;
+    assert_eq!(merged.len(), 1);
+    let rows = table
+        .scan(ferrobase_client::Scan::new())
+        .collect()
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 4);
     server.stop().await.unwrap();
 }

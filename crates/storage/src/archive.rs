@@ -272,6 +272,7 @@ mod tests {
                 info: RegionInfo::whole_table(1, "t"),
                 max_seq: 0,
                 stores,
+                references: Default::default(),
             }],
         }
     }

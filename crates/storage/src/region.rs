@@ -22,6 +22,7 @@ pub mod info;
 pub mod manifest;
 pub mod mvcc;
 mod read;
+pub mod reference;
 mod write;
 
 pub use bulk_load::BulkLoadOutcome;
@@ -149,11 +150,17 @@ impl Region {
             remove_orphans(&*fs, shared.data_dir(), &fdir, &live)?;
             let mut readers = Vec::new();
             for name in live.iter().rev() {
-                readers.push(StoreFileReader::open_on(
-                    &*fs,
-                    &fdir.join(name),
-                    Some(shared.cache().clone()),
-                )?);
+                let cache = Some(shared.cache().clone());
+                readers.push(match manifest.references.get(name) {
+                    Some(r) => crate::storefile::open_reference(
+                        &*fs,
+                        &r.path(shared.data_dir()),
+                        name,
+                        r.bounds(),
+                        cache,
+                    )?,
+                    None => StoreFileReader::open_on(&*fs, &fdir.join(name), cache)?,
+                });
             }
             files.push(Arc::new(readers));
             stores.push(Store {
@@ -217,6 +224,31 @@ impl Region {
         }
         region.maybe_request_compaction();
         Ok(region)
+    }
+
+    /// True while some store still reads a parent's file by reference
+    /// (until its first compaction): such a region is not split or merged.
+    pub fn has_references(&self) -> bool {
+        self.state
+            .read()
+            .files
+            .iter()
+            .any(|f| f.iter().any(|r| r.is_reference()))
+    }
+
+    /// The row HBase would split the region at: the middle block's first
+    /// row (block index midkey) of the largest file of the largest store,
+    /// when it lies strictly inside the region. `None` when no file has
+    /// two blocks or the midkey is the region's first row.
+    pub fn midkey(&self) -> Option<Vec<u8>> {
+        let st = self.state.read();
+        let largest = st
+            .files
+            .iter()
+            .max_by_key(|f| f.iter().map(|r| r.size()).sum::<u64>())?;
+        let file = largest.iter().max_by_key(|r| r.size())?;
+        crate::storefile::midkey_row(file)
+            .filter(|row| self.info.contains_row(row) && row.as_slice() != self.info.start_key)
     }
 
     /// The region's identity and row range.

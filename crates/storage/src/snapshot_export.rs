@@ -144,6 +144,7 @@ mod tests {
                 info,
                 max_seq: 1,
                 stores,
+                references: Default::default(),
             }],
         };
         m.store(&src, &layout).unwrap();

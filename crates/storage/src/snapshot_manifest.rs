@@ -137,16 +137,25 @@ pub struct SnapshotRegion {
     /// Family → file names, oldest first (as the region manifest lists
     /// them).
     pub stores: BTreeMap<String, Vec<String>>,
+    /// The names in `stores` that are references to a parent region's
+    /// file (a split's daughter not yet compacted), as its manifest has
+    /// them: the snapshot holds the parent's file.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub references: BTreeMap<String, crate::region::reference::Reference>,
 }
 
 impl SnapshotRegion {
     /// `<table>/<region>/<family>/<file>` of each file, relative to `data/`
-    /// (and to `archive/`).
+    /// (and to `archive/`); for a reference, the referenced file's.
     pub fn files(&self) -> impl Iterator<Item = (&str, String)> + '_ {
         self.stores.iter().flat_map(move |(family, names)| {
-            names
-                .iter()
-                .map(move |n| (family.as_str(), store_file_rel(&self.info, family, n)))
+            names.iter().map(move |n| {
+                let rel = match self.references.get(n) {
+                    Some(r) => r.file.clone(),
+                    None => store_file_rel(&self.info, family, n),
+                };
+                (family.as_str(), rel)
+            })
         })
     }
 }
@@ -276,6 +285,7 @@ mod tests {
                 info,
                 max_seq: 9,
                 stores,
+                references: Default::default(),
             }],
         }
     }

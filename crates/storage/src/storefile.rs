@@ -24,6 +24,7 @@
 //! - `trailer`: the fixed-size trailer;
 //! - `bulk_name`: the names of bulk-loaded files, which carry the
 //!   sequence id their cells are read with;
+//! - `half`: readers restricted to a row range of a file (references);
 //! - `writer`, `reader`, `scanner`: the public types.
 //!
 //! Nothing here applies deletes, versions or TTL (that is `crate::scanner`),
@@ -39,6 +40,7 @@ mod bulk_name;
 mod compression;
 mod encoding;
 mod fileinfo;
+mod half;
 mod index;
 mod reader;
 mod scanner;
@@ -47,7 +49,8 @@ mod writer;
 
 pub use bulk_name::{bulk_file_name, bulk_seq_id};
 pub use fileinfo::FileInfo;
-pub use reader::StoreFileReader;
+pub use half::{midkey_row, open_reference};
+pub use reader::{RowBounds, StoreFileReader};
 pub use scanner::StoreFileScanner;
 pub use writer::{RowRunCopy, StoreFileWriter};
 

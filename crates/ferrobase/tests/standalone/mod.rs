@@ -23,6 +23,11 @@ impl Drop for Server {
 /// rebuild of the one cargo built). Panics if the first line of output is
 /// not "listening on" (an unreadable file after a crash, a bad setting).
 pub fn start(dir: &Path, settings: &[&str]) -> (Server, String) {
+    start_with_env(dir, settings, &[])
+}
+
+/// [`start`] with extra environment variables (`FERROBASE_CRASH_AT`).
+pub fn start_with_env(dir: &Path, settings: &[&str], env: &[(&str, &str)]) -> (Server, String) {
     let bin = std::env::var("FERROBASE_BIN")
         .unwrap_or_else(|_| env!("CARGO_BIN_EXE_ferrobase").to_string());
     let mut cmd = Command::new(bin);
@@ -31,6 +36,7 @@ pub fn start(dir: &Path, settings: &[&str]) -> (Server, String) {
     for s in settings {
         cmd.args(["--set", s]);
     }
+    cmd.envs(env.iter().copied());
     let mut child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

@@ -506,16 +506,15 @@ impl HBaseRpc {
                     prev_balance_value: Some(false),
                 }
             )),
-            "IsSplitOrMergeEnabled" => now!(pb::IsSplitOrMergeEnabledRequest, |_s, r| {
-                // Splits run; merges are not built.
-                Ok(pb::IsSplitOrMergeEnabledResponse {
-                    enabled: r.switch_type() == pb::MasterSwitchType::Split,
-                })
+            "IsSplitOrMergeEnabled" => now!(pb::IsSplitOrMergeEnabledRequest, |_s, _r| {
+                // Splits and merges both run (by reference).
+                Ok(pb::IsSplitOrMergeEnabledResponse { enabled: true })
             }),
             "ExecProcedure" => later!(pb::ExecProcedureRequest, exec_procedure),
             "IsProcedureDone" => now!(pb::IsProcedureDoneRequest, is_procedure_done),
             "FlushTable" => later!(pb::FlushTableRequest, flush_table),
             "SplitRegion" => later!(pb::SplitTableRegionRequest, split_region),
+            "MergeTableRegions" => later!(pb::MergeTableRegionsRequest, merge_regions),
             "MoveRegion" => later!(pb::MoveRegionRequest, move_region),
             "CreateTable" => later!(pb::CreateTableRequest, create_table),
             "DisableTable" => later!(pb::DisableTableRequest, disable_table),

@@ -1,8 +1,12 @@
 //! The master's region operations: locating a table's regions, and flush,
 //! compact and split requests by table or region name, which it routes to
-//! the servers holding the regions.
+//! the servers holding the regions. A split is by reference
+//! (`crate::split`); the parent's files stay until the janitor
+//! (`super::janitor`) finds no daughter reading them.
 
 use super::*;
+use crate::crash_point;
+use crate::meta::ParentRegion;
 
 impl Master {
     /// Where the table's regions are online.
@@ -122,8 +126,16 @@ impl Master {
         })?;
         if let Err(e) = server.split_region(&t.descriptor, &parent, &daughters) {
             let _ = server.abort_split(&t.descriptor, &parent);
+            // Never named by the meta: nothing reads these directories.
+            for d in &daughters {
+                let _ = self
+                    .fs
+                    .delete_all(&self.data_dir.join(&table).join(d.dir_name()));
+            }
             return Err(e);
         }
+        // One meta write switches the parent for its daughters and hands
+        // the parent's files to the janitor.
         let published = self.meta.update(|m| {
             let entry = m
                 .tables
@@ -135,19 +147,24 @@ impl Master {
                 .position(|r| r.id == parent.id)
                 .ok_or_else(|| ServerError::not_serving(parent.id))?;
             entry.regions.splice(i..=i, daughters.iter().cloned());
+            entry.parents.push(ParentRegion {
+                info: parent.clone(),
+                children: daughters.iter().map(|d| d.id).collect(),
+            });
             Ok(())
         });
         if let Err(e) = published {
             let _ = server.abort_split(&t.descriptor, &parent);
             return Err(e);
         }
+        crash_point::reached("split-after-meta");
         self.assignments.lock().remove(&parent.id);
         for d in &daughters {
             server.open_region(&t.descriptor, d)?;
             self.assignments.lock().insert(d.id, server.address());
         }
-        self.remove_data(&table, std::slice::from_ref(&parent))?;
-        tracing::info!(parent = %parent.name(), point = ?point, "split region");
+        crash_point::reached("split-after-open");
+        tracing::info!(parent = %parent.name(), point = ?point, "split region by reference");
         Ok(())
     }
 

@@ -103,6 +103,13 @@ impl master_server::Master for MasterService {
             .map(|_| pb::Empty {}))
     }
 
+    async fn merge(&self, req: Request<pb::MergeRequest>) -> R<pb::Empty> {
+        let req = req.into_inner();
+        call!(self, |m| m
+            .merge(&req.region_a, &req.region_b)
+            .map(|_| pb::Empty {}))
+    }
+
     async fn get_cluster_status(&self, _req: Request<pb::Empty>) -> R<pb::ClusterStatus> {
         call!(self, |m| Ok(m.cluster_status()))
     }

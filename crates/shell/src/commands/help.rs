@@ -112,6 +112,9 @@ fn usage(name: &str) -> Option<&'static str> {
         "split" => {
             "Split entire table or pass a region id to split individual region. With\nthe second parameter, you can specify an explicit split key for the region.\nExamples:\n\n  hbase> split 't1'\n  hbase> split '1234'\n  hbase> split 't1', 'splitKey'\n"
         }
+        "merge_region" => {
+            "Merge two adjacent regions, given by encoded region name (or region id).\nThe merged region reads both regions' files by reference and compacts\nthem into its own.\nExamples:\n\n  hbase> merge_region 'ENCODED_REGIONNAME', 'ENCODED_REGIONNAME'\n  hbase> merge_region '1234', '1235'\n"
+        }
         _ => return None,
     })
 }

@@ -5,7 +5,7 @@
 //! (writes and counters), [`namespace`] (create, alter, describe, list,
 //! drop namespaces), [`read`] (get, scan, count), [`snapshot`]
 //! (snapshot, list, delete, clone, restore), [`tools`] (flush,
-//! compaction, split, status, version, whoami) and [`help`]. Commands
+//! compaction, split, merge_region, status, version, whoami) and [`help`]. Commands
 //! write their output to a string; the session prints it.
 
 pub mod ddl;
@@ -89,6 +89,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("compact", "tools"),
     ("flush", "tools"),
     ("major_compact", "tools"),
+    ("merge_region", "tools"),
     ("split", "tools"),
 ];
 
@@ -136,6 +137,7 @@ pub async fn run(shell: &mut Shell, cmd: &Command, out: &mut String) -> Result<R
         "compact" => tools::compact(shell, a, false).await,
         "major_compact" => tools::compact(shell, a, true).await,
         "split" => tools::split(shell, a).await,
+        "merge_region" => tools::merge_region(shell, a).await,
         "status" => tools::status(shell, a, out).await,
         "version" => tools::version(a, out),
         "whoami" => tools::whoami(a, out),

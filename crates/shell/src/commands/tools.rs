@@ -36,6 +36,21 @@ pub async fn split(shell: &mut Shell, args: &[Value]) -> Result<Reply, ShellErro
     Ok(Reply::timed())
 }
 
+pub async fn merge_region(shell: &mut Shell, args: &[Value]) -> Result<Reply, ShellError> {
+    arity("merge_region", args, 2..=3)?;
+    let region = |i: usize| -> Result<String, ShellError> {
+        match args.get(i) {
+            Some(v) => v.text("region"),
+            None => arg_err("merge_region needs two regions".to_string()),
+        }
+    };
+    let (a, b) = (region(0)?, region(1)?);
+    // The third argument (force) is accepted as HBase's; only adjacent
+    // regions merge.
+    shell.admin.merge_regions(&a, &b).await?;
+    Ok(Reply::timed())
+}
+
 fn mb(bytes: u64) -> u64 {
     bytes / (1024 * 1024)
 }

@@ -45,10 +45,12 @@ impl Region {
         Ok(())
     }
 
-    /// Queues a minor compaction if some store has enough files.
+    /// Queues a minor compaction if some store has enough files, or holds
+    /// references (HBase compacts a split's daughters as soon as they
+    /// open, so that their parent's files can go).
     pub(crate) fn maybe_request_compaction(&self) {
         let min = self.shared.settings().compaction_min;
-        if self.max_store_files() >= min.max(2)
+        if (self.max_store_files() >= min.max(2) || self.has_references())
             && !self.compaction_requested.swap(true, Ordering::AcqRel)
         {
             let bytes = self.status().store_file_bytes;
@@ -138,7 +140,11 @@ impl Region {
         // `files` is newest first; the policy wants oldest first.
         let oldest_first: Vec<Arc<StoreFileReader>> = files.iter().rev().cloned().collect();
         let settings = self.shared.settings();
-        let (inputs, kind): (Vec<Arc<StoreFileReader>>, CompactionKind) = if major {
+        let has_references = oldest_first.iter().any(|f| f.is_reference());
+        let (inputs, kind): (Vec<Arc<StoreFileReader>>, CompactionKind) = if major || has_references
+        {
+            // A store holding references rewrites every file (HBase forces
+            // a major compaction there): the references go all at once.
             if oldest_first.is_empty() {
                 return Ok(false);
             }
@@ -204,7 +210,7 @@ impl Region {
             self.fs.delete(&dest)?;
             None
         };
-        let input_names: Vec<String> = inputs.iter().filter_map(|f| file_name(f)).collect();
+        let input_names: Vec<String> = inputs.iter().map(|f| f.name().to_string()).collect();
         {
             let mut m = self.manifest.lock();
             let mut next = m.clone();
@@ -217,6 +223,7 @@ impl Region {
             if let Some((name, _)) = &output {
                 list.insert(pos.min(list.len()), name.clone());
             }
+            next.references.retain(|n, _| !input_names.contains(n));
             next.max_seq = next.max_seq.max(info.max_seq_id);
             next.store(&*self.fs, &self.dir, self.epoch)?;
             *m = next;
@@ -257,6 +264,11 @@ impl Region {
             Ok(holds) => {
                 for f in &inputs {
                     f.evict_from_cache();
+                    if f.is_reference() {
+                        // The parent's file: the master's janitor removes
+                        // it once no region refers to it.
+                        continue;
+                    }
                     if let Err(e) = archive::retire(&*self.fs, &layout, &holds, f.path()) {
                         tracing::warn!(file = %self.fs.display(f.path()), error = %e, "could not retire compacted file");
                     }
@@ -273,12 +285,6 @@ impl Region {
         metrics::histogram!(crate::engine::COMPACTION_SECONDS).record(started.elapsed());
         Ok(true)
     }
-}
-
-fn file_name(f: &StoreFileReader) -> Option<String> {
-    f.path()
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
 }
 
 /// Counts a compaction as running in its region while it lives.

@@ -11,8 +11,11 @@
 //! ```text
 //! MANIFEST := "FBMANIFEST v1\n" JSON "\n" crc32c(JSON) as 8 hex digits "\n"
 //! JSON     := {"flushed_seq":u64, "max_seq":u64, "next_file_id":u64,
-//!              "stores":{"<family>":["<file name>", … newest last]}}
+//!              "stores":{"<family>":["<file name>", … newest last]},
+//!              ["references":{"<name>":{"file", "start_row", "end_row"}}]}
 //! ```
+//! A name in `stores` that `references` maps is a reference to a parent
+//! region's file (`super::reference`), not a file of this directory.
 //! One manifest per region rather than one per store: a flush publishes
 //! every family's new file and the flushed sequence id in one rename, so
 //! replay never has to reconcile stores that disagree.
@@ -87,6 +90,10 @@ pub struct Manifest {
     pub next_file_id: u64,
     /// Family → file names, oldest first.
     pub stores: BTreeMap<String, Vec<String>>,
+    /// The names in `stores` that are references to a parent region's
+    /// files (`super::reference`), with what each one reads.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub references: BTreeMap<String, super::reference::Reference>,
 }
 
 impl Manifest {

@@ -53,6 +53,26 @@ pub struct StoreFileReader {
     /// The sequence id every cell is read with, for a bulk-loaded file
     /// (its name says it: `super::bulk_name`).
     bulk_seq: Option<u64>,
+    /// The name the region's manifest lists this reader under: the file's
+    /// own name, or a reference's name.
+    name: String,
+    /// A reference's row range: only these rows of the file are served
+    /// (`super::half`).
+    bounds: Option<RowBounds>,
+}
+
+/// Rows `[start, end)` of a file (empty: open), as a reference reads them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RowBounds {
+    pub start: Vec<u8>,
+    pub end: Vec<u8>,
+}
+
+impl RowBounds {
+    /// True when `row` is inside the bounds.
+    pub fn contains(&self, row: &[u8]) -> bool {
+        row >= self.start.as_slice() && (self.end.is_empty() || row < self.end.as_slice())
+    }
 }
 
 impl StoreFileReader {
@@ -67,6 +87,15 @@ impl StoreFileReader {
         at: &Path,
         cache: Option<Arc<BlockCache>>,
     ) -> Result<Arc<StoreFileReader>> {
+        Self::open_whole(fs, at, cache).map(Arc::new)
+    }
+
+    /// [`open_on`](Self::open_on), not yet shared.
+    pub(crate) fn open_whole(
+        fs: &dyn Storage,
+        at: &Path,
+        cache: Option<Arc<BlockCache>>,
+    ) -> Result<StoreFileReader> {
         let file = fs.open(at)?;
         let shown = PathBuf::from(fs.display(at));
         let path = shown.as_path();
@@ -155,8 +184,14 @@ impl StoreFileReader {
             info.max_seq_id = seq;
             info.min_seq_id = seq;
         }
-        Ok(Arc::new(StoreFileReader {
+        let name = at
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
+        Ok(StoreFileReader {
             bulk_seq,
+            name,
+            bounds: None,
             path: at.to_path_buf(),
             shown,
             file,
@@ -167,7 +202,7 @@ impl StoreFileReader {
             index,
             bloom,
             cache,
-        }))
+        })
     }
 
     /// The sequence id a bulk-loaded file's cells are read with (`None`
@@ -180,6 +215,21 @@ impl StoreFileReader {
     /// load's.
     pub fn info(&self) -> &FileInfo {
         &self.info
+    }
+
+    /// The name the region's manifest lists this reader under.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// A reference's row range (`None`: the whole file is served).
+    pub fn bounds(&self) -> Option<&RowBounds> {
+        self.bounds.as_ref()
+    }
+
+    /// True when this reader serves a reference to another region's file.
+    pub fn is_reference(&self) -> bool {
+        self.bounds.is_some()
     }
 
     /// The store file format version the file was written in.
@@ -209,6 +259,9 @@ impl StoreFileReader {
     /// False only when the Bloom filter proves `row` absent (ROW and ROWCOL
     /// files both hold every row).
     pub fn might_contain_row(&self, row: &[u8]) -> bool {
+        if self.bounds.as_ref().is_some_and(|b| !b.contains(row)) {
+            return false;
+        }
         match &self.bloom {
             Some(b) => b.may_contain(row, bloom::SEED_ROW),
             None => true,
@@ -218,6 +271,9 @@ impl StoreFileReader {
     /// For ROWCOL files, false when the column is proven absent; for ROW
     /// files the row check; true without a filter.
     pub fn might_contain_column(&self, row: &[u8], family: &[u8], qualifier: &[u8]) -> bool {
+        if self.bounds.as_ref().is_some_and(|b| !b.contains(row)) {
+            return false;
+        }
         match &self.bloom {
             Some(b) if b.kind() == BloomType::RowCol => {
                 bloom::with_column_key(row, family, qualifier, |k| {
@@ -244,6 +300,28 @@ impl StoreFileReader {
                 c.evict_block(self.id, h.offset);
             }
         }
+    }
+
+    /// Makes this reader serve only `bounds` of its file, under the
+    /// manifest name `name` (`super::half` computes the half's statistics).
+    pub(crate) fn restrict(
+        mut self,
+        name: String,
+        bounds: RowBounds,
+        info: FileInfo,
+        size: u64,
+    ) -> StoreFileReader {
+        self.name = name;
+        self.bounds = Some(bounds);
+        self.info = info;
+        self.size = size;
+        self
+    }
+
+    /// The bytes of the whole file (a reference's [`size`](Self::size) is
+    /// its half's share).
+    pub fn file_size(&self) -> u64 {
+        self.file.len()
     }
 
     pub(crate) fn index(&self) -> &BlockIndex {

@@ -9,6 +9,11 @@
 //! A bulk-loaded file's cells are reported with the load's sequence id
 //! (`super::bulk_name`), whatever the file holds.
 //!
+//! A reference's scanner (`super::half`) serves only its rows: seeks
+//! below the first row start at it, and the cursor turns invalid at the
+//! first entry of the end row, so every consumer (gets, scans, compactions)
+//! sees the half as if it were a file of its own.
+//!
 //! The scanner never applies deletes or versions and never swallows an
 //! error: a bad block ends the scan with `Corrupt` (file path, block offset).
 
@@ -18,6 +23,7 @@ use super::writer::{RowRunCopy, StoreFileWriter};
 use crate::error::{Result, StorageError};
 use crate::iter::CellIterator;
 use bytes::Bytes;
+use ferrobase_types::key;
 use std::sync::Arc;
 
 /// See the module docs.
@@ -27,15 +33,37 @@ pub struct StoreFileScanner {
     /// Index of the block in `iter`, if any.
     block: Option<usize>,
     iter: BlockIter,
+    /// A reference's first key (the first key of its first row), if it
+    /// has a lower bound.
+    start_key: Option<Vec<u8>>,
+    /// A reference's end row (exclusive), if it has an upper bound.
+    end_row: Option<Vec<u8>>,
 }
 
 impl StoreFileScanner {
     pub(super) fn new(reader: Arc<StoreFileReader>, cache_blocks: bool) -> StoreFileScanner {
+        let bounds = reader.bounds();
+        let start_key = bounds
+            .filter(|b| !b.start.is_empty())
+            .map(|b| key::first_on_row(&b.start));
+        let end_row = bounds.filter(|b| !b.end.is_empty()).map(|b| b.end.clone());
         StoreFileScanner {
             reader,
             cache_blocks,
             block: None,
             iter: BlockIter::empty(),
+            start_key,
+            end_row,
+        }
+    }
+
+    /// Ends a reference's cursor at its end row.
+    fn check_end(&mut self) {
+        if let Some(end) = &self.end_row
+            && self.iter.valid()
+            && key::row_of(self.iter.key()).is_none_or(|r| r >= end.as_slice())
+        {
+            self.invalidate();
         }
     }
 
@@ -102,24 +130,25 @@ impl StoreFileScanner {
 
 impl CellIterator for StoreFileScanner {
     fn seek(&mut self, key: &[u8]) -> Result<()> {
-        self.guarded(|s| {
-            let Some(i) = s.reader.index().find(key) else {
-                s.invalidate();
-                return Ok(());
-            };
-            s.load(i)?;
-            s.iter.seek(key).map_err(|w| s.corrupt(i, w))?;
-            if s.iter.valid() {
-                return Ok(());
-            }
-            // The index promised a key ≥ target in block i; a following
-            // block still gives the right answer if it lied.
-            s.first_from(i + 1)
-        })
+        let start = self.start_key.take();
+        let key = match &start {
+            Some(first) if key::compare(key, first) == std::cmp::Ordering::Less => first.as_slice(),
+            _ => key,
+        };
+        let r = self.seek_in_file(key);
+        self.start_key = start;
+        r
     }
 
     fn seek_to_first(&mut self) -> Result<()> {
-        self.guarded(|s| s.first_from(0))
+        match self.start_key.clone() {
+            Some(first) => self.seek(&first),
+            None => {
+                self.guarded(|s| s.first_from(0))?;
+                self.check_end();
+                Ok(())
+            }
+        }
     }
 
     fn valid(&self) -> bool {
@@ -148,13 +177,51 @@ impl CellIterator for StoreFileScanner {
     }
 
     fn next_copying(&mut self, writer: &mut StoreFileWriter, min_ts: u64) -> Result<RowRunCopy> {
+        let copied = self.next_copying_in_file(writer, min_ts)?;
+        self.check_end();
+        Ok(copied)
+    }
+
+    fn next(&mut self) -> Result<()> {
+        self.next_in_file()?;
+        self.check_end();
+        Ok(())
+    }
+}
+
+impl StoreFileScanner {
+    /// A seek over the whole file, then the end bound.
+    fn seek_in_file(&mut self, key: &[u8]) -> Result<()> {
+        self.guarded(|s| {
+            let Some(i) = s.reader.index().find(key) else {
+                s.invalidate();
+                return Ok(());
+            };
+            s.load(i)?;
+            s.iter.seek(key).map_err(|w| s.corrupt(i, w))?;
+            if s.iter.valid() {
+                return Ok(());
+            }
+            // The index promised a key ≥ target in block i; a following
+            // block still gives the right answer if it lied.
+            s.first_from(i + 1)
+        })?;
+        self.check_end();
+        Ok(())
+    }
+
+    fn next_copying_in_file(
+        &mut self,
+        writer: &mut StoreFileWriter,
+        min_ts: u64,
+    ) -> Result<RowRunCopy> {
         let Some(i) = self.block else {
             return Ok(RowRunCopy::default());
         };
         if self.reader.bulk_seq_id().is_some() {
             // A verbatim copy would carry the file's own sequence ids,
             // not the load's.
-            self.next()?;
+            self.next_in_file()?;
             return Ok(RowRunCopy::default());
         }
         let mut copied = RowRunCopy::default();
@@ -165,12 +232,12 @@ impl CellIterator for StoreFileScanner {
             Ok(())
         })?;
         if copied.current_written {
-            self.next()?;
+            self.next_in_file()?;
         }
         Ok(copied)
     }
 
-    fn next(&mut self) -> Result<()> {
+    fn next_in_file(&mut self) -> Result<()> {
         self.guarded(|s| {
             let Some(i) = s.block else { return Ok(()) };
             if !s.iter.valid() {

@@ -210,6 +210,29 @@ impl MasterService<'_> {
         })
     }
 
+    /// `MergeTableRegions` (`Admin.mergeRegionsAsync`): merges two adjacent
+    /// regions by reference and answers a finished procedure once the
+    /// merged region serves. `forcible` is accepted; non-adjacent regions
+    /// are refused either way.
+    pub fn merge_regions(
+        &self,
+        req: &pb::MergeTableRegionsRequest,
+    ) -> Outcome<pb::MergeTableRegionsResponse> {
+        let [a, b] = req.region.as_slice() else {
+            return Err(HBaseException::new(
+                ExceptionClass::DoNotRetryIo,
+                format!("a merge takes two regions; {} were given", req.region.len()),
+            ));
+        };
+        let (a, b) = (self.region_id(a)?, self.region_id(b)?);
+        self.master
+            .merge(&a.to_string(), &b.to_string())
+            .map_err(exception)?;
+        Ok(pb::MergeTableRegionsResponse {
+            proc_id: Some(self.procedure()),
+        })
+    }
+
     /// The ferrobase region id a specifier names (full or encoded name),
     /// looked up in the master's tables.
     fn region_id(&self, spec: &pb::RegionSpecifier) -> Outcome<u64> {

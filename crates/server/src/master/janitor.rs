@@ -1,0 +1,84 @@
+//! The janitor (HBase's `CatalogJanitor`): removes the files of regions
+//! split or merged away once no region reads them by reference.
+//!
+//! A split or merge leaves its parents in the meta's `parents` list with
+//! the ids of the regions made from them. Each pass, under the DDL lock:
+//!
+//! ```text
+//! for each parent P of each table:
+//!   any child still in the meta whose manifest names a reference into P's directory?
+//!     yes ─► keep P (the child's first compaction rewrites its references)
+//!     no  ─► retire P's directory (archive::retire_dir: files a snapshot holds go to
+//!            archive/, the rest are deleted) ─► drop P from the meta's parents
+//! ```
+//!
+//! A child no longer in the meta was itself split or merged, which needs
+//! it free of references, so it reads nothing of P. A crash between the
+//! two steps leaves P listed with its directory partly or wholly gone; the
+//! next pass retires what is left and drops it. Files a snapshot holds are
+//! kept in the archive, so a snapshot of a daughter taken while it still
+//! held references restores from them.
+//!
+//! This module never deletes a file itself: `ferrobase_storage::archive`
+//! decides, and it never touches a region the meta lists.
+
+use super::*;
+use crate::crash_point;
+use ferrobase_storage::region::manifest::Manifest;
+use ferrobase_storage::region::reference;
+
+impl Master {
+    /// One janitor pass; returns how many parents' files it removed.
+    pub fn run_janitor(&self) -> Result<usize> {
+        let _ddl = self.ddl.lock();
+        let meta = self.meta.snapshot();
+        let mut removed = 0;
+        for (name, t) in &meta.tables {
+            for p in &t.parents {
+                if self.still_referenced(t, p)? {
+                    continue;
+                }
+                self.remove_data(name, std::slice::from_ref(&p.info))?;
+                crash_point::reached("janitor-after-delete");
+                self.meta.update(|m| {
+                    if let Some(entry) = m.tables.get_mut(name) {
+                        entry.parents.retain(|q| q.info.id != p.info.id);
+                    }
+                    Ok(())
+                })?;
+                tracing::info!(parent = %p.info.name(), "janitor removed a split or merge parent");
+                removed += 1;
+            }
+        }
+        Ok(removed)
+    }
+
+    /// True when a child of `p` in the meta still names a reference into
+    /// `p`'s directory.
+    fn still_referenced(&self, t: &TableMeta, p: &crate::meta::ParentRegion) -> Result<bool> {
+        let parent_dir = p.info.dir_name();
+        for child in t.regions.iter().filter(|r| p.children.contains(&r.id)) {
+            let dir = self.data_dir.join(&child.table).join(child.dir_name());
+            let m = Manifest::load(&*self.fs, &dir).map_err(|e| {
+                ServerError::new(
+                    ErrorCode::Io,
+                    format!("janitor: reading {}: {e}", child.name()),
+                )
+            })?;
+            if m.is_some_and(|m| reference::refers_to(&m, &parent_dir)) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// The janitor's pass as a chore: errors are logged (a later pass
+    /// retries; nothing is lost by waiting).
+    pub fn janitor_chore(&self) {
+        match self.run_janitor() {
+            Ok(0) => {}
+            Ok(n) => tracing::debug!(parents = n, "janitor pass"),
+            Err(e) => tracing::warn!(error = %e, "janitor pass incomplete"),
+        }
+    }
+}
