@@ -41,11 +41,12 @@ pub async fn create(conn: &Connection, table: &str) {
 pub async fn exercise(conn: &Connection, table: &str) {
     let t = conn.table(table);
 
-    // Single Put and Get, versions kept by the family's VERSIONS.
-    t.put(&RowMutation::new(b("single")).put(b("f"), "q", b("v1")))
+    // Single Put and Get, versions kept by the family's VERSIONS. Explicit
+    // timestamps: two puts in one millisecond would share the server's.
+    t.put(&RowMutation::new(b("single")).put_at(b("f"), "q", 1_000, b("v1")))
         .await
         .unwrap();
-    t.put(&RowMutation::new(b("single")).put(b("f"), "q", b("v2")))
+    t.put(&RowMutation::new(b("single")).put_at(b("f"), "q", 2_000, b("v2")))
         .await
         .unwrap();
     let cells = t.get(&Get::new(b("single")).family(b("f"))).await.unwrap();
