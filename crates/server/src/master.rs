@@ -20,6 +20,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+mod acl;
 mod namespaces;
 mod region_ops;
 
@@ -49,6 +50,8 @@ pub struct Master {
     /// region server (`<root>/wal`), split when its server dies.
     pub(crate) wal_root: Option<PathBuf>,
     stopping: std::sync::atomic::AtomicBool,
+    /// The permissions the services check ([`crate::acl`]).
+    access: parking_lot::RwLock<Arc<crate::acl::AccessChecker>>,
 }
 
 impl Master {
@@ -84,6 +87,7 @@ impl Master {
             data_dir: data_dir.to_path_buf(),
             wal_root: wal_root.map(Path::to_path_buf),
             stopping: std::sync::atomic::AtomicBool::new(false),
+            access: parking_lot::RwLock::new(crate::acl::AccessChecker::disabled()),
         };
         master.recover_snapshots();
         Ok(master)
@@ -131,6 +135,12 @@ impl Master {
 
     /// Creates a table, pre-split by `splits` or `num_regions` + `algo`.
     pub fn create_table(&self, req: pb::CreateTableRequest) -> Result<()> {
+        self.create_table_by(req, "")
+    }
+
+    /// [`create_table`](Self::create_table) by `owner`, who gets every
+    /// action on it when authorization is on (HBase's table owner).
+    pub fn create_table_by(&self, req: pb::CreateTableRequest, owner: &str) -> Result<()> {
         let schema = req
             .schema
             .ok_or_else(|| ServerError::new(ErrorCode::InvalidRequest, "create needs a schema"))?;
@@ -166,8 +176,12 @@ impl Master {
                 enabled: true,
             };
             m.tables.insert(name.clone(), t.clone());
+            self.grant_owner(m, &name, owner);
             Ok(t)
         })?;
+        if !owner.is_empty() {
+            self.publish_acl();
+        }
         self.assign(&t)
     }
 
@@ -331,8 +345,11 @@ impl Master {
         }
         self.meta.update(|m| {
             m.tables.remove(name);
+            // HBase drops a deleted table's permissions with it.
+            m.acl.remove_table(name);
             Ok(())
         })?;
+        self.publish_acl();
         self.remove_data(name, &t.regions)?;
         // Region directories the meta no longer lists (a split or restore
         // interrupted before its cleanup) may hold files a snapshot needs.

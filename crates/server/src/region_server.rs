@@ -33,6 +33,8 @@ pub struct RegionServer {
     /// Regions open here but not serving (being split).
     offline: parking_lot::Mutex<std::collections::HashSet<u64>>,
     slow_log: crate::slow_log::SlowLog,
+    /// The permissions every call is checked against ([`crate::acl`]).
+    access: Arc<crate::acl::AccessChecker>,
 }
 
 impl RegionServer {
@@ -73,6 +75,7 @@ impl RegionServer {
         // Before the engine opens: its WAL and flushes record into the
         // process's recorder, which must exist by then.
         crate::rpc_metrics::register();
+        let access = crate::acl::AccessChecker::from_settings(&settings)?;
         let engine = Engine::open_on(fs, data_dir, wal_dir, settings)?;
         Ok(Arc::new(RegionServer {
             engine,
@@ -82,6 +85,7 @@ impl RegionServer {
             locks: RowLocks::default(),
             offline: parking_lot::Mutex::new(Default::default()),
             slow_log,
+            access,
         }))
     }
 
@@ -98,6 +102,11 @@ impl RegionServer {
     /// Calls over `hbase.ipc.warn.response.time` or `.size`.
     pub fn slow_log(&self) -> &crate::slow_log::SlowLog {
         &self.slow_log
+    }
+
+    /// The permissions this server checks calls against.
+    pub fn access_checker(&self) -> &Arc<crate::acl::AccessChecker> {
+        &self.access
     }
 
     /// The open scanners.
@@ -196,6 +205,7 @@ impl RegionServer {
                 flushes: stats.flushes,
                 compactions: stats.compactions,
             }),
+            acl_version: self.access.version(),
         }
     }
 
