@@ -39,25 +39,16 @@ fn denied<T: std::fmt::Debug>(r: Result<T, ClientError>, user: &str) -> String {
 }
 
 fn perm(user: &str, actions: &str, target: Option<&str>, family: Option<&str>) -> Permission {
-    Permission::new(
-        user,
-        actions,
-        target,
-        family.map(str::as_bytes),
-        None,
-    )
+    Permission::new(user, actions, target, family.map(str::as_bytes), None)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_users_grant_revoke_and_restart() {
     let dir = tempfile::tempdir().unwrap();
-    let server = ferrobase_server::Standalone::start(
-        dir.path(),
-        secured(),
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await
-    .unwrap();
+    let server =
+        ferrobase_server::Standalone::start(dir.path(), secured(), "127.0.0.1:0".parse().unwrap())
+            .await
+            .unwrap();
     let admin = as_user(&server, "admin");
     let alice = as_user(&server, "alice");
     let bob = as_user(&server, "bob");
@@ -69,7 +60,11 @@ async fn two_users_grant_revoke_and_restart() {
         .create_table(&common::table("t", &["f", "g"]), &[])
         .await
         .unwrap();
-    admin.admin().create_namespace("ns", &Default::default()).await.unwrap();
+    admin
+        .admin()
+        .create_namespace("ns", &Default::default())
+        .await
+        .unwrap();
     admin
         .table("t")
         .put(RowMutation::new("r1").put("f", "a", "1").put("g", "b", "2"))
@@ -80,7 +75,9 @@ async fn two_users_grant_revoke_and_restart() {
     let m = denied(alice.table("t").get(Get::new("r1")).await, "alice");
     assert!(m.contains("READ") && m.contains("table=t"), "{m}");
     denied(
-        bob.table("t").put(RowMutation::new("r2").put("f", "a", "x")).await,
+        bob.table("t")
+            .put(RowMutation::new("r2").put("f", "a", "x"))
+            .await,
         "bob",
     );
     denied(bob.admin().disable("t").await, "bob");
@@ -90,7 +87,13 @@ async fn two_users_grant_revoke_and_restart() {
             .await,
         "bob",
     );
-    denied(alice.admin().grant(&perm("alice", "RWXCA", None, None)).await, "alice");
+    denied(
+        alice
+            .admin()
+            .grant(&perm("alice", "RWXCA", None, None))
+            .await,
+        "alice",
+    );
     assert!(alice.admin().list_tables().await.unwrap().is_empty());
 
     // alice gets READ and WRITE on the table.
@@ -147,8 +150,18 @@ async fn two_users_grant_revoke_and_restart() {
         .table("other")
         .batch(&[RowMutation::new("x").put("f", "q", "v")])
         .await;
-    assert_eq!(results[0].as_ref().err().and_then(ClientError::code), Some(ErrorCode::AccessDenied));
-    assert!(admin.table("other").get(Get::new("x")).await.unwrap().is_empty());
+    assert_eq!(
+        results[0].as_ref().err().and_then(ClientError::code),
+        Some(ErrorCode::AccessDenied)
+    );
+    assert!(
+        admin
+            .table("other")
+            .get(Get::new("x"))
+            .await
+            .unwrap()
+            .is_empty()
+    );
 
     // CREATE on a namespace: bob creates a table there and owns it.
     admin
@@ -170,7 +183,14 @@ async fn two_users_grant_revoke_and_restart() {
         .grant(&perm("alice", "R", Some("ns:mine"), None))
         .await
         .unwrap();
-    assert!(!alice.table("ns:mine").get(Get::new("k")).await.unwrap().is_empty());
+    assert!(
+        !alice
+            .table("ns:mine")
+            .get(Get::new("k"))
+            .await
+            .unwrap()
+            .is_empty()
+    );
 
     // user_permission 't': the creator's (owner's) grant, alice RW on the
     // table, bob R on family f.
@@ -205,15 +225,16 @@ async fn two_users_grant_revoke_and_restart() {
     // Permissions live in the meta: a restart keeps bob's.
     drop((admin, alice, bob));
     server.stop().await.unwrap();
-    let server = ferrobase_server::Standalone::start(
-        dir.path(),
-        secured(),
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await
-    .unwrap();
+    let server =
+        ferrobase_server::Standalone::start(dir.path(), secured(), "127.0.0.1:0".parse().unwrap())
+            .await
+            .unwrap();
     let bob = as_user(&server, "bob");
-    let r = bob.table("t").get(Get::new("r1").family("f")).await.unwrap();
+    let r = bob
+        .table("t")
+        .get(Get::new("r1").family("f"))
+        .await
+        .unwrap();
     assert_eq!(r.cells.len(), 1);
     bob.table("ns:mine")
         .put(RowMutation::new("k2").put("f", "q", "v"))
@@ -255,6 +276,12 @@ async fn authorization_off_changes_nothing() {
         .await
         .unwrap();
     assert!(!bob.table("t").get(Get::new("r")).await.unwrap().is_empty());
-    assert!(bob.admin().user_permissions(Some("t")).await.unwrap().is_empty());
+    assert!(
+        bob.admin()
+            .user_permissions(Some("t"))
+            .await
+            .unwrap()
+            .is_empty()
+    );
     server.stop().await.unwrap();
 }

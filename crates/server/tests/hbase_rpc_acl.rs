@@ -164,7 +164,10 @@ async fn effective_user_is_checked_and_granted() {
         table_name: TableName::parse("t").unwrap().to_pb(),
         ..Default::default()
     };
-    assert_eq!(exception(&bob_master.call("DisableTable", &disable).await).0, DENIED);
+    assert_eq!(
+        exception(&bob_master.call("DisableTable", &disable).await).0,
+        DENIED
+    );
     let grant_rw = pb::GrantRequest {
         user_permission: table_permission(
             "bob",
@@ -172,16 +175,23 @@ async fn effective_user_is_checked_and_granted() {
         ),
         merge_existing_permissions: None,
     };
-    assert_eq!(exception(&bob_master.call("Grant", &grant_rw).await).0, DENIED);
+    assert_eq!(
+        exception(&bob_master.call("Grant", &grant_rw).await).0,
+        DENIED
+    );
 
     // The superuser grants bob READ and WRITE on t.
     let mut admin = Client::connect(server.addr(), "MasterService", "admin").await;
     let caps: pb::SecurityCapabilitiesResponse = ok(&admin
-        .call("getSecurityCapabilities", &pb::SecurityCapabilitiesRequest {})
+        .call(
+            "getSecurityCapabilities",
+            &pb::SecurityCapabilitiesRequest {},
+        )
         .await);
-    assert!(caps.capabilities.contains(
-        &(pb::security_capabilities_response::Capability::Authorization as i32)
-    ));
+    assert!(
+        caps.capabilities
+            .contains(&(pb::security_capabilities_response::Capability::Authorization as i32))
+    );
     let _: pb::GrantResponse = ok(&admin.call("Grant", &grant_rw).await);
     let list = pb::GetUserPermissionsRequest {
         r#type: Some(pb::permission::Type::Table as i32),
@@ -207,7 +217,10 @@ async fn effective_user_is_checked_and_granted() {
     assert_eq!(got.result.unwrap().associated_cell_count, Some(1));
     let done: pb::MutateResponse = ok(&bob.call("Mutate", &put(&region, "r2")).await);
     assert_eq!(done.processed, Some(true));
-    assert_eq!(exception(&bob_master.call("DisableTable", &disable).await).0, DENIED);
+    assert_eq!(
+        exception(&bob_master.call("DisableTable", &disable).await).0,
+        DENIED
+    );
     let has = pb::HasUserPermissionsRequest {
         user_name: None,
         permission: vec![

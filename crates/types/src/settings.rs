@@ -508,6 +508,16 @@ pub fn physical_memory() -> u64 {
         .unwrap_or(8 << 30)
 }
 
+/// The OS user running this process (HBase's `User.getCurrent()` short
+/// name); `unknown` when the system cannot say.
+pub fn os_user() -> String {
+    whoami::username()
+        .ok()
+        .filter(|u| !u.is_empty())
+        .or_else(|| std::env::var("USER").ok().filter(|u| !u.is_empty()))
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -599,14 +609,4 @@ mod tests {
         assert_eq!(parse_size("64k"), Some(65536));
         assert_eq!(parse_size("x"), None);
     }
-}
-
-/// The OS user running this process (HBase's `User.getCurrent()` short
-/// name); `unknown` when the system cannot say.
-pub fn os_user() -> String {
-    whoami::username()
-        .ok()
-        .filter(|u| !u.is_empty())
-        .or_else(|| std::env::var("USER").ok().filter(|u| !u.is_empty()))
-        .unwrap_or_else(|| "unknown".to_string())
 }

@@ -813,8 +813,7 @@ pub fn multi(
         let result = match region {
             Ok(region) => region_action(
                 rs,
-                *region,
-                ra,
+                (*region, ra),
                 actions,
                 codec,
                 &mut block,
@@ -856,8 +855,7 @@ fn done(index: u32, result: pb::Result) -> pb::ResultOrException {
 
 fn region_action(
     rs: &RegionServer,
-    region: u64,
-    ra: &pb::RegionAction,
+    (region, ra): (u64, &pb::RegionAction),
     actions: Vec<(u32, Decoded)>,
     codec: Option<CellCodec>,
     block: &mut BytesMut,

@@ -16,11 +16,11 @@ fn text_at(args: &[Value], index: usize, what: &str) -> Result<Option<String>, S
     args.get(index).map(|v| v.text(what)).transpose()
 }
 
-/// `(target, family, qualifier)` from `args[from..]`.
-fn scope(
-    args: &[Value],
-    from: usize,
-) -> Result<(Option<String>, Option<Vec<u8>>, Option<Vec<u8>>), ShellError> {
+/// A permission's target (`table` or `@ns`), family and qualifier.
+type Target = (Option<String>, Option<Vec<u8>>, Option<Vec<u8>>);
+
+/// The target, family and qualifier from `args[from..]`.
+fn scope(args: &[Value], from: usize) -> Result<Target, ShellError> {
     let target = text_at(args, from, "table or @namespace")?;
     let family = args.get(from + 1).map(|v| v.bytes("family")).transpose()?;
     let qualifier = args
