@@ -18,6 +18,10 @@
 #                   directory, the server is TLS-only with client
 #                   certificates required, and the unmodified client uses
 #                   HBase 2.6's hbase.client.netty.tls.* settings
+#   FERROBASE_AUTHZ=1  the server enforces permissions
+#                   (hbase.security.authorization=true; this user, who starts
+#                   it, is its superuser): AccessControlTest runs instead of
+#                   skipping, e.g. FERROBASE_AUTHZ=1 scripts/hbase-client-tests.sh -Dtest=AccessControlTest
 #   HBASE_TARGET=peer  run the same tests against an already running server
 #                   instead (e.g. the real Apache HBase of scripts/hbase-peer.sh),
 #                   at HBASE_BOOTSTRAP (default 127.0.0.1:16020); nothing is built

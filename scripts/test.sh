@@ -81,6 +81,8 @@ cargo build -q -p ferrobase
 FERROBASE_BIN="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/ferrobase" ./scripts/hbase-client-tests.sh
 echo "== the same client over TLS (HBase 2.6's hbase.client.netty.tls.*, PEM stores; ferrobase TLS-only, client certificates required)"
 FERROBASE_TLS=1 FERROBASE_BIN="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/ferrobase" ./scripts/hbase-client-tests.sh
+echo "== HBase's AccessController through the Java client (AccessControlClient grant/revoke, AccessDeniedException; authorization on)"
+FERROBASE_AUTHZ=1 FERROBASE_BIN="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/ferrobase" ./scripts/hbase-client-tests.sh -Dtest=AccessControlTest
 echo "== the same Java tests against a distributed ferrobase (etcd, a master, two region servers)"
 FERROBASE_BIN="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/ferrobase" ./scripts/hbase-client-tests-distributed.sh
 echo "== YCSB workloads A and E through the HBase Java client (small; every operation must succeed)"

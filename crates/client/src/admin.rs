@@ -37,7 +37,7 @@ pub type ClusterStatus = pb::ClusterStatus;
 /// The admin API.
 #[derive(Clone)]
 pub struct Admin {
-    inner: Arc<Inner>,
+    pub(crate) inner: Arc<Inner>,
 }
 
 fn table(name: &str) -> pb::TableName {

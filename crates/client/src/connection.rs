@@ -24,7 +24,12 @@ use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
+use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint};
+
+/// A channel whose every request claims the connection's user
+/// (`hbase.client.user`, else the OS user) for simple authentication.
+pub(crate) type UserChannel = InterceptedService<Channel, ferrobase_proto::UserHeader>;
 
 /// Largest message sent or received.
 const MAX_MESSAGE_BYTES: usize = 256 * 1024 * 1024;
@@ -60,7 +65,7 @@ impl RegionLocation {
 }
 
 struct ServerChannels {
-    clients: Vec<RegionServerClient<Channel>>,
+    clients: Vec<RegionServerClient<UserChannel>>,
     next: AtomicUsize,
 }
 
@@ -68,7 +73,9 @@ pub(crate) struct Inner {
     pub(crate) settings: Settings,
     /// TLS to every server (`hbase.client.netty.tls.enabled`).
     tls: Option<ferrobase_tls::ClientTls>,
-    masters: Vec<MasterClient<Channel>>,
+    masters: Vec<MasterClient<UserChannel>>,
+    /// The user every request claims.
+    user: ferrobase_proto::UserHeader,
     /// Index in `masters` of the one believed active.
     active_master: AtomicUsize,
     servers: Mutex<HashMap<String, Arc<ServerChannels>>>,
@@ -103,13 +110,14 @@ impl Connection {
     pub fn connect(address: &str, settings: Settings) -> Result<Connection> {
         let tls = ferrobase_tls::ClientTls::from_settings(&settings)
             .map_err(|e| ClientError::Invalid(e.to_string()))?;
+        let user = ferrobase_proto::UserHeader::new(&settings.claimed_user());
         let masters = address
             .split(',')
             .map(str::trim)
             .filter(|a| !a.is_empty())
             .map(|a| {
                 channel(a, tls.as_ref()).map(|c| {
-                    MasterClient::new(c)
+                    MasterClient::with_interceptor(c, user.clone())
                         .max_decoding_message_size(MAX_MESSAGE_BYTES)
                         .max_encoding_message_size(MAX_MESSAGE_BYTES)
                 })
@@ -125,6 +133,7 @@ impl Connection {
                 settings,
                 tls,
                 masters,
+                user,
                 active_master: AtomicUsize::new(0),
                 servers: Mutex::new(HashMap::new()),
                 locations: RwLock::new(HashMap::new()),
@@ -149,7 +158,7 @@ impl Connection {
 }
 
 impl Inner {
-    pub(crate) fn master(&self) -> MasterClient<Channel> {
+    pub(crate) fn master(&self) -> MasterClient<UserChannel> {
         let i = self.active_master.load(Ordering::Relaxed) % self.masters.len();
         self.masters[i].clone()
     }
@@ -158,7 +167,7 @@ impl Inner {
     /// current one is first asked a cheap question; while it cannot be
     /// reached the next ones are tried, with the usual backoff, so admin
     /// calls follow a standby that took over.
-    pub(crate) async fn active_master(&self) -> Result<MasterClient<Channel>> {
+    pub(crate) async fn active_master(&self) -> Result<MasterClient<UserChannel>> {
         if self.masters.len() == 1 {
             return Ok(self.master());
         }
@@ -192,7 +201,7 @@ impl Inner {
 
     /// A client for the region server at `address`, round robin over its
     /// channel pool.
-    pub(crate) fn region_server(&self, address: &str) -> Result<RegionServerClient<Channel>> {
+    pub(crate) fn region_server(&self, address: &str) -> Result<RegionServerClient<UserChannel>> {
         let pool = {
             let mut servers = self.servers.lock();
             match servers.get(address) {
@@ -202,7 +211,7 @@ impl Inner {
                     let clients = (0..n)
                         .map(|_| {
                             channel(address, self.tls.as_ref()).map(|c| {
-                                RegionServerClient::new(c)
+                                RegionServerClient::with_interceptor(c, self.user.clone())
                                     .max_decoding_message_size(MAX_MESSAGE_BYTES)
                                     .max_encoding_message_size(MAX_MESSAGE_BYTES)
                             })

@@ -5,7 +5,8 @@
 //!   retries with backoff;
 //! - [`Table`]: put, get, delete, scan ([`ResultScanner`]), batch,
 //!   increment, append, check_and_mutate;
-//! - [`Admin`]: DDL, flush, compaction, cluster status;
+//! - [`Admin`]: DDL, flush, compaction, cluster status, permissions
+//!   ([`access`]: grant, revoke, user_permission);
 //! - [`BufferedMutator`]: a write buffer counted in encoded bytes;
 //! - [`bulk_load`]: staging directories and handing regions sorted store
 //!   files (HBase's `completebulkload` calls).
@@ -25,6 +26,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod access;
 pub mod admin;
 pub mod buffered_mutator;
 pub mod bulk_load;
@@ -34,6 +36,7 @@ pub mod read;
 pub mod scanner;
 pub mod table;
 
+pub use access::{Permission, WhoAmI};
 pub use admin::{
     Admin, ClusterStatus, NamespaceDescription, SnapshotDescription, SplitAlgorithm,
     TableDescription,

@@ -22,3 +22,35 @@ pub use error_code::{ERROR_CODE_KEY, ErrorCode};
 /// Scan response metadata entry (value `1`) saying the scan's filter can
 /// pass no later row in any region, so the client ends the whole scan.
 pub const FILTER_DONE_KEY: &str = "x-ferrobase-filter-done";
+
+/// Request metadata entry naming the user a client claims to be under
+/// simple authentication (`hbase.security.authentication=simple`, as HBase's
+/// RPC `ConnectionHeader.user_info.effective_user`). A verified TLS client
+/// certificate wins over it.
+pub const USER_KEY: &str = "x-ferrobase-user";
+
+/// A gRPC interceptor adding [`USER_KEY`] to every request: the user a
+/// client claims under simple authentication. A name that cannot travel
+/// as ASCII metadata is not sent (the caller is then anonymous).
+#[derive(Clone, Debug, Default)]
+pub struct UserHeader(Option<tonic::metadata::AsciiMetadataValue>);
+
+impl UserHeader {
+    /// Claims `user`; empty claims nothing.
+    pub fn new(user: &str) -> UserHeader {
+        UserHeader(
+            Some(user.trim())
+                .filter(|u| !u.is_empty())
+                .and_then(|u| u.parse().ok()),
+        )
+    }
+}
+
+impl tonic::service::Interceptor for UserHeader {
+    fn call(&mut self, mut req: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
+        if let Some(v) = &self.0 {
+            req.metadata_mut().insert(USER_KEY, v.clone());
+        }
+        Ok(req)
+    }
+}

@@ -150,6 +150,7 @@ impl Master {
         for s in &live {
             match s.try_load() {
                 Ok(load) => {
+                    self.sync_acl(&**s, load.acl_version);
                     for r in load.regions {
                         hosted.insert(r.region_id, s.address());
                     }

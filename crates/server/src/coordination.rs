@@ -47,6 +47,8 @@ pub trait RegionServerAdmin: Send + Sync {
     ) -> Result<()>;
     /// Puts `parent` back in service after a failed split.
     fn abort_split(&self, table: &TableDescriptor, parent: &RegionInfo) -> Result<()>;
+    /// Replaces the server's copy of the permissions.
+    fn set_acl(&self, state: &crate::acl::AclState) -> Result<()>;
 }
 
 /// Live region servers, as the master sees them.
@@ -94,6 +96,10 @@ impl RegionServerAdmin for RegionServer {
     }
     fn abort_split(&self, table: &TableDescriptor, parent: &RegionInfo) -> Result<()> {
         RegionServer::abort_split(self, table, parent)
+    }
+    fn set_acl(&self, state: &crate::acl::AclState) -> Result<()> {
+        self.access_checker().set_state(state.clone());
+        Ok(())
     }
 }
 

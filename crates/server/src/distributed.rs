@@ -250,15 +250,19 @@ pub async fn run_master(
         client.clone(),
         tokio::runtime::Handle::current(),
         client_tls,
+        cfg.settings.claimed_user(),
     ));
     coordination.refresh().await?;
     let root = cfg.root.clone();
     let coord = coordination.clone();
+    let access = crate::acl::AccessChecker::from_settings(&cfg.settings)?;
     let master = spawn_blocking(move || {
         root.create_dir_all(Path::new("wal"))
             .map_err(|e| io("creating the WAL root", e))?;
         let dirs = (Path::new(""), Path::new("data"), Some(Path::new("wal")));
-        Master::open(root, dirs, coord).map(Arc::new)
+        let master = Master::open(root, dirs, coord)?;
+        master.set_access_checker(access);
+        Ok(Arc::new(master))
     })
     .await?;
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();

@@ -3,7 +3,7 @@
 //! assignment, cluster status), the coordination trait between them, the
 //! gRPC services, and standalone mode that runs them all in one process.
 //!
-//! Layout: [`region_server`], [`master`] (with [`assignment`]: reconcile,
+//! Layout: [`acl`] (permissions: HBase's AccessController), [`region_server`], [`master`] (with [`assignment`]: reconcile,
 //! balancer, WAL split of dead servers; [`snapshot`]: table snapshots), [`meta`], [`coordination`],
 //! [`service`], [`bulk_load`] (a region server adopting staged store files),
 //! [`standalone`], and distributed mode: [`etcd`] (sessions,
@@ -14,6 +14,7 @@
 //! never reaches into the engine's internals: only the storage crate's
 //! public API.
 
+pub mod acl;
 pub mod assignment;
 pub mod bulk_load;
 pub mod coordination;

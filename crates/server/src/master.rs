@@ -20,6 +20,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+mod acl;
 mod janitor;
 mod merge;
 mod namespaces;
@@ -53,6 +54,8 @@ pub struct Master {
     /// Servers found dead, newest last (see `assignment`).
     pub(crate) dead: Mutex<Vec<crate::assignment::DeadServer>>,
     stopping: std::sync::atomic::AtomicBool,
+    /// The permissions the services check ([`crate::acl`]).
+    access: parking_lot::RwLock<Arc<crate::acl::AccessChecker>>,
 }
 
 impl Master {
@@ -89,6 +92,7 @@ impl Master {
             wal_root: wal_root.map(Path::to_path_buf),
             dead: Mutex::new(Vec::new()),
             stopping: std::sync::atomic::AtomicBool::new(false),
+            access: parking_lot::RwLock::new(crate::acl::AccessChecker::disabled()),
         };
         master.recover_snapshots();
         Ok(master)
@@ -136,6 +140,12 @@ impl Master {
 
     /// Creates a table, pre-split by `splits` or `num_regions` + `algo`.
     pub fn create_table(&self, req: pb::CreateTableRequest) -> Result<()> {
+        self.create_table_by(req, "")
+    }
+
+    /// [`create_table`](Self::create_table) by `owner`, who gets every
+    /// action on it when authorization is on (HBase's table owner).
+    pub fn create_table_by(&self, req: pb::CreateTableRequest, owner: &str) -> Result<()> {
         let schema = req
             .schema
             .ok_or_else(|| ServerError::new(ErrorCode::InvalidRequest, "create needs a schema"))?;
@@ -172,8 +182,12 @@ impl Master {
                 parents: Vec::new(),
             };
             m.tables.insert(name.clone(), t.clone());
+            self.grant_owner(m, &name, owner);
             Ok(t)
         })?;
+        if !owner.is_empty() {
+            self.publish_acl();
+        }
         self.assign(&t)
     }
 
@@ -337,8 +351,11 @@ impl Master {
         }
         self.meta.update(|m| {
             m.tables.remove(name);
+            // HBase drops a deleted table's permissions with it.
+            m.acl.remove_table(name);
             Ok(())
         })?;
+        self.publish_acl();
         self.remove_data(name, &t.regions)?;
         // Region directories the meta no longer lists (a split or restore
         // interrupted before its cleanup) may hold files a snapshot needs.

@@ -1,5 +1,5 @@
 //! The meta store: table descriptors, enabled state and region list of
-//! every table, persisted in one file under the data directory.
+//! every table, namespaces and permissions, persisted in one file under the data directory.
 //!
 //! Every change is written whole and atomically (the storage root's `put`:
 //! temp file, fsync, rename, fsync the directory on a local root; one PUT
@@ -57,6 +57,9 @@ pub struct MetaState {
     /// and `hbase` always exist and are not listed here.
     #[serde(default)]
     pub namespaces: BTreeMap<String, BTreeMap<String, String>>,
+    /// Permissions granted (HBase's `hbase:acl`), see [`crate::acl`].
+    #[serde(default)]
+    pub acl: crate::acl::AclState,
 }
 
 impl MetaState {

@@ -14,6 +14,7 @@
 //! Reversed scans read the region in chunks ([`crate::reversed`]). This
 //! module never writes.
 
+use crate::acl::{Access, CellFilter};
 use crate::error::{Result, ServerError};
 use crate::region_server::RegionServer;
 use crate::reversed::ReversedScanner;
@@ -38,13 +39,43 @@ pub struct ScanState {
     versions: u32,
     /// Reversed scans: where the rows come from.
     reversed: Option<ReversedScanner>,
+    /// The cells the caller may read, when not all ([`crate::acl`]):
+    /// applied before the filter, as HBase's `AccessControlFilter`.
+    acl: Option<CellFilter>,
 }
 
 impl ScanState {
     /// True for a plain forward scan without a filter.
     pub fn is_plain(&self) -> bool {
-        self.filter.is_none() && self.reversed.is_none()
+        self.filter.is_none() && self.reversed.is_none() && self.acl.is_none()
     }
+}
+
+/// The columns a read spec names, as the permission checks take them.
+pub fn read_columns(spec: Option<&pb::ReadSpec>) -> Vec<(&[u8], Vec<&[u8]>)> {
+    spec.map_or_else(Vec::new, |s| {
+        s.columns
+            .iter()
+            .map(|c| (&c.family[..], c.qualifiers.iter().map(|q| &q[..]).collect()))
+            .collect()
+    })
+}
+
+/// The READ check of a get or scan opening on `region` (HBase's
+/// `preGetOp`/`preScannerOpen`): `None` when the caller may read all it
+/// asked for, the cells it may read otherwise, or the denial.
+pub fn check_read(
+    rs: &RegionServer,
+    access: &Access,
+    what: &str,
+    region: u64,
+    spec: Option<&pb::ReadSpec>,
+) -> Result<Option<CellFilter>> {
+    if !access.checked() {
+        return Ok(None);
+    }
+    let table = rs.region(region)?.table().name.clone();
+    access.read(what, &table, &read_columns(spec))
 }
 
 /// Parses a request's filter string once; `None` when it is empty.
@@ -73,28 +104,46 @@ pub fn get(
     region: u64,
     rows: &[Bytes],
     spec: Option<&pb::ReadSpec>,
+    access: &Access,
 ) -> Result<Bytes> {
+    let acl = check_read(rs, access, "get", region, spec)?;
     let filter = parse_filter(spec)?;
-    Ok(encode_rows(&get_rows(rs, region, rows, spec, filter)?))
+    Ok(encode_rows(&get_rows(
+        rs,
+        region,
+        rows,
+        spec,
+        filter,
+        acl.as_ref(),
+    )?))
 }
 
 /// [`get`] with the filter already parsed (or built from another
-/// protocol's filter messages); `spec.filter` is not looked at.
+/// protocol's filter messages); `spec.filter` is not looked at. `acl`
+/// drops the cells the caller may not read, before the filter sees them.
 pub fn get_rows(
     rs: &RegionServer,
     region: u64,
     rows: &[Bytes],
     spec: Option<&pb::ReadSpec>,
     filter: Option<Arc<Filter>>,
+    acl: Option<&CellFilter>,
 ) -> Result<Rows> {
     let Some(filter) = filter else {
-        return rs.get_rows(region, rows, spec);
+        let mut rows = rs.get_rows(region, rows, spec)?;
+        if let Some(acl) = acl {
+            acl.filter_rows(&mut rows, false);
+        }
+        return Ok(rows);
     };
     let (wide, versions) = widen(spec);
     let results = rs.get_rows(region, rows, Some(&wide))?;
     Ok(results
         .into_iter()
-        .map(|(row, cells)| {
+        .map(|(row, mut cells)| {
+            if let Some(acl) = acl {
+                cells.retain(|c| acl.allows(c));
+            }
             // Each row of a multi-get is its own read, as in HBase.
             let cells = ScanFilter::new(filter.clone(), false).filter_row(cells);
             (row, trim_versions(cells, versions))
@@ -122,14 +171,22 @@ pub struct ScanRows {
     pub filter_done: bool,
 }
 
-/// Opens or continues a scan, filtered and/or reversed as asked.
-pub fn scan(rs: &RegionServer, req: pb::ScanRequest) -> Result<ScanReply> {
-    let filter = if req.scanner_id == 0 {
-        parse_filter(req.spec.as_ref())?
+/// Opens or continues a scan, filtered and/or reversed as asked, as
+/// `access`'s caller (its READ checked at the opening; a continuation
+/// must be the opener's).
+pub fn scan(rs: &RegionServer, req: pb::ScanRequest, access: &Access) -> Result<ScanReply> {
+    let (filter, acl) = if req.scanner_id == 0 {
+        let acl = check_read(rs, access, "scan", req.region_id, req.spec.as_ref())?;
+        (parse_filter(req.spec.as_ref())?, acl)
     } else {
-        None
+        rs.scanners().require_owner(req.scanner_id, access)?;
+        (None, None)
     };
-    let r = scan_rows(rs, req, filter)?;
+    let opening = req.scanner_id == 0;
+    let r = scan_rows(rs, req, filter, acl)?;
+    if opening && r.scanner_id != 0 {
+        rs.scanners().set_owner(r.scanner_id, access);
+    }
     Ok(ScanReply {
         response: pb::ScanResponse {
             scanner_id: r.scanner_id,
@@ -147,6 +204,7 @@ pub fn scan_rows(
     rs: &RegionServer,
     req: pb::ScanRequest,
     filter: Option<Arc<Filter>>,
+    acl: Option<CellFilter>,
 ) -> Result<ScanRows> {
     if req.scanner_id != 0 {
         if !req.close {
@@ -158,7 +216,7 @@ pub fn scan_rows(
         }
         return rs.scan_rows(req);
     }
-    if filter.is_none() && !req.reversed {
+    if filter.is_none() && !req.reversed && acl.is_none() {
         return rs.scan_rows(req);
     }
     let region = online_region(rs, req.region_id)?;
@@ -180,6 +238,7 @@ pub fn scan_rows(
         filter: filter.map(|f| ScanFilter::new(f, req.reversed)),
         versions,
         reversed: None,
+        acl,
     };
     let mut scanner = if req.reversed {
         let (reversed, drained) = ReversedScanner::open(region, scan)?;
@@ -259,6 +318,13 @@ fn fetch(
             break;
         };
         examined += 1;
+        let mut cells = cells;
+        if let Some(acl) = &state.acl {
+            cells.retain(|c| acl.allows(c));
+            if cells.is_empty() {
+                continue;
+            }
+        }
         let cells = match &mut state.filter {
             Some(f) => trim_versions(f.filter_row(cells), state.versions),
             None => cells,

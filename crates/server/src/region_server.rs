@@ -35,6 +35,8 @@ pub struct RegionServer {
     slow_log: crate::slow_log::SlowLog,
     /// Client operations applied here or replayed from a WAL, by nonce.
     nonces: Arc<crate::nonces::ServerNonces>,
+    /// The permissions every call is checked against ([`crate::acl`]).
+    access: Arc<crate::acl::AccessChecker>,
 }
 
 impl RegionServer {
@@ -75,6 +77,7 @@ impl RegionServer {
         // Before the engine opens: its WAL and flushes record into the
         // process's recorder, which must exist by then.
         crate::rpc_metrics::register();
+        let access = crate::acl::AccessChecker::from_settings(&settings)?;
         let engine = Engine::open_on(fs, data_dir, wal_dir, settings)?;
         Ok(Arc::new(RegionServer {
             engine,
@@ -85,6 +88,7 @@ impl RegionServer {
             offline: parking_lot::Mutex::new(Default::default()),
             slow_log,
             nonces: Arc::default(),
+            access,
         }))
     }
 
@@ -106,6 +110,11 @@ impl RegionServer {
     /// Calls over `hbase.ipc.warn.response.time` or `.size`.
     pub fn slow_log(&self) -> &crate::slow_log::SlowLog {
         &self.slow_log
+    }
+
+    /// The permissions this server checks calls against.
+    pub fn access_checker(&self) -> &Arc<crate::acl::AccessChecker> {
+        &self.access
     }
 
     /// The open scanners.
@@ -211,6 +220,7 @@ impl RegionServer {
                 flushes: stats.flushes,
                 compactions: stats.compactions,
             }),
+            acl_version: self.access.version(),
         }
     }
 

@@ -32,6 +32,9 @@ pub struct Lease {
     /// Results cut at about this many bytes, a row in several parts
     /// (HBase's partial results); `None`: whole rows.
     pub bytes_per_result: Option<u64>,
+    /// The user who opened it, when authorization is on: only that user
+    /// may continue it (HBase's scanner owner check).
+    pub owner: Option<Arc<str>>,
     last_used: Instant,
 }
 
@@ -72,6 +75,7 @@ impl ScannerLeases {
             rows_left: None,
             cells_per_result: None,
             bytes_per_result: None,
+            owner: None,
             last_used: Instant::now(),
         };
         self.open.lock().insert(id, Arc::new(Mutex::new(lease)));
@@ -93,6 +97,36 @@ impl ScannerLeases {
         l.last_used = Instant::now();
         drop(l);
         Ok(lease)
+    }
+
+    /// Records who opened scanner `id`, when authorization is on.
+    pub fn set_owner(&self, id: u64, access: &crate::acl::Access) {
+        if !access.checker().enabled() {
+            return;
+        }
+        if let Some(l) = self.open.lock().get(&id) {
+            l.lock().owner = Some(Arc::from(access.user()));
+        }
+    }
+
+    /// With authorization on, scanner `id` may be continued or closed only
+    /// by the user who opened it (HBase's `requireScannerOwner`).
+    pub fn require_owner(&self, id: u64, access: &crate::acl::Access) -> Result<()> {
+        if !access.checker().enabled() {
+            return Ok(());
+        }
+        let lease = self.open.lock().get(&id).cloned();
+        let owner = lease.and_then(|l| l.lock().owner.clone());
+        match owner {
+            Some(o) if *o != *access.user() => Err(ServerError::new(
+                ErrorCode::AccessDenied,
+                format!(
+                    "User '{}' is not the scanner owner! (scanner {id})",
+                    access.user()
+                ),
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// Closes scanner `id` (no error if it is gone).

@@ -71,6 +71,8 @@ impl Standalone {
             rs.set_address(addr.to_string());
             let coordination = Arc::new(InProcess::new(vec![rs.clone()]));
             let master = Master::open(fs, (Path::new(""), data, None), coordination)?;
+            // One checker for both: a grant is seen by the region server at once.
+            master.set_access_checker(rs.access_checker().clone());
             master.reconcile()?;
             Ok::<_, ServerError>((rs, Arc::new(master)))
         })

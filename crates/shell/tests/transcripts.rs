@@ -4,7 +4,8 @@
 //! command (each earlier part must be incomplete on its own, as the
 //! interactive shell sees it); everything else is the expected output.
 //! Times, current timestamps and the server's port are masked.
-//! A header line `#! interactive` echoes return values (`=> …`).
+//! A header line `#! interactive` echoes return values (`=> …`);
+//! `#! set name=value` sets a setting of both the server and the shell.
 //!
 //! `FERROBASE_UPDATE_TRANSCRIPTS=1 cargo test -p ferrobase-shell --test
 //! transcripts` rewrites the files with the actual output (review the diff).
@@ -77,12 +78,17 @@ async fn run_transcript(path: &Path, masks: &[(Regex, &str)]) -> Result<(String,
     let expected = std::fs::read_to_string(path)?;
     let (header, blocks) = parse(&expected);
     let dir = tempfile::tempdir()?;
-    let settings = Settings {
+    let mut settings = Settings {
         memory_size: 256 * 1024 * 1024,
         client_retries: 3,
         client_pause_ms: 20,
         ..Settings::default()
     };
+    for h in &header {
+        if let Some(kv) = h.strip_prefix("#! set ") {
+            settings.apply_override(kv)?;
+        }
+    }
     let server = Standalone::start(dir.path(), settings.clone(), "127.0.0.1:0".parse()?).await?;
     let capture = Capture::default();
     let mut shell = Shell::new(

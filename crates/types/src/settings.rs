@@ -369,6 +369,14 @@ settings! {
         "The info ports (web UI, /metrics, /jmx) serve HTTPS only, with the hbase.rpc.tls.keystore.location identity.";
     thrift_ssl_enabled: bool = false, "hbase.thrift.ssl.enabled",
         "The Thrift gateway accepts TLS only, with the hbase.rpc.tls.keystore.location identity and hbase.server.netty.tls.client.auth.mode.";
+    security_authorization: bool = false, "hbase.security.authorization",
+        "Enforce permissions (HBase's AccessController: grant/revoke, READ WRITE EXEC CREATE ADMIN at global, namespace, table, family and qualifier scope); false lets every caller do everything.";
+    security_authentication: String = "simple", "hbase.security.authentication",
+        "How servers learn who a caller is: simple (the client's claimed user name is trusted; a TLS client certificate's CN wins over it). Other mechanisms are refused at start.";
+    superuser: String = "", "hbase.superuser",
+        "Comma-separated users with every permission everywhere; the user who started the server is always one.";
+    client_user: String = "", "hbase.client.user",
+        "The user name a client claims under simple authentication (Rust client, shell, bench, Thrift gateway, master to region servers); empty: the OS user running it.";
 }
 
 impl Settings {
@@ -409,6 +417,17 @@ impl Settings {
         }
         if let Some(k) = key_store {
             self.tls_keystore_location = k.display().to_string();
+        }
+    }
+
+    /// The user a client claims under simple authentication:
+    /// `hbase.client.user`, else the OS user running this process.
+    pub fn claimed_user(&self) -> String {
+        let configured = self.client_user.trim();
+        if configured.is_empty() {
+            os_user()
+        } else {
+            configured.to_string()
         }
     }
 
@@ -494,6 +513,16 @@ pub fn physical_memory() -> u64 {
         })
         .map(|kb| kb * 1024)
         .unwrap_or(8 << 30)
+}
+
+/// The OS user running this process (HBase's `User.getCurrent()` short
+/// name); `unknown` when the system cannot say.
+pub fn os_user() -> String {
+    whoami::username()
+        .ok()
+        .filter(|u| !u.is_empty())
+        .or_else(|| std::env::var("USER").ok().filter(|u| !u.is_empty()))
+        .unwrap_or_else(|| "unknown".to_string())
 }
 
 #[cfg(test)]

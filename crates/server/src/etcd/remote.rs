@@ -17,7 +17,12 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::runtime::Handle;
+use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint};
+
+/// The channel to a region server, claiming the master's user
+/// (`hbase.client.user` or the OS user; its certificate wins over TLS).
+type AdminChannel = InterceptedService<Channel, ferrobase_proto::UserHeader>;
 
 /// How long one admin call may take (an open replays recovered edits).
 const ADMIN_CALL_TIMEOUT: Duration = Duration::from_secs(120);
@@ -59,7 +64,7 @@ pub fn region_from_pb(r: &pb::RegionSpec) -> RegionInfo {
 /// One region server, reached over gRPC.
 pub struct RemoteRegionServer {
     record: ServerRecord,
-    client: RegionAdminClient<Channel>,
+    client: RegionAdminClient<AdminChannel>,
     handle: Handle,
 }
 
@@ -69,6 +74,7 @@ impl RemoteRegionServer {
         record: ServerRecord,
         handle: Handle,
         tls: Option<&ferrobase_tls::ClientTls>,
+        user: &str,
     ) -> Result<RemoteRegionServer> {
         let endpoint = Endpoint::from_shared(format!("http://{}", record.address))
             .map_err(|e| {
@@ -84,8 +90,11 @@ impl RemoteRegionServer {
             .keep_alive_while_idle(true)
             .tcp_nodelay(true);
         Ok(RemoteRegionServer {
-            client: RegionAdminClient::new(ferrobase_tls::grpc::channel(endpoint, tls))
-                .max_decoding_message_size(crate::standalone::MAX_MESSAGE_BYTES),
+            client: RegionAdminClient::with_interceptor(
+                ferrobase_tls::grpc::channel(endpoint, tls),
+                ferrobase_proto::UserHeader::new(user),
+            )
+            .max_decoding_message_size(crate::standalone::MAX_MESSAGE_BYTES),
             record,
             handle,
         })
@@ -93,7 +102,7 @@ impl RemoteRegionServer {
 
     fn call<T, F, Fut>(&self, f: F) -> Result<T>
     where
-        F: FnOnce(RegionAdminClient<Channel>) -> Fut,
+        F: FnOnce(RegionAdminClient<AdminChannel>) -> Fut,
         Fut: Future<Output = std::result::Result<tonic::Response<T>, tonic::Status>>,
     {
         self.handle
@@ -187,6 +196,11 @@ impl RegionServerAdmin for RemoteRegionServer {
         self.call(|mut c| async move { c.abort_split(req).await })
             .map(|_| ())
     }
+    fn set_acl(&self, state: &crate::acl::AclState) -> Result<()> {
+        let req = crate::acl::wire::state_to_pb(state);
+        self.call(|mut c| async move { c.set_acl(req).await })
+            .map(|_| ())
+    }
 }
 
 /// Live region servers from etcd registrations.
@@ -195,6 +209,8 @@ pub struct EtcdCoordination {
     handle: Handle,
     /// TLS to region servers (`hbase.client.netty.tls.enabled`).
     tls: Option<ferrobase_tls::ClientTls>,
+    /// The user the master claims toward region servers.
+    user: String,
     servers: RwLock<Vec<Arc<RemoteRegionServer>>>,
 }
 
@@ -205,11 +221,13 @@ impl EtcdCoordination {
         client: Client,
         handle: Handle,
         tls: Option<ferrobase_tls::ClientTls>,
+        user: String,
     ) -> EtcdCoordination {
         EtcdCoordination {
             client,
             handle,
             tls,
+            user,
             servers: RwLock::new(Vec::new()),
         }
     }
@@ -227,6 +245,7 @@ impl EtcdCoordination {
                     r,
                     self.handle.clone(),
                     self.tls.as_ref(),
+                    &self.user,
                 )?)),
             }
         }

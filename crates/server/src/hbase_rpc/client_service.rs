@@ -11,6 +11,7 @@
 
 use super::exceptions::{convert, do_not_retry, exception};
 use super::scan::ScanRange;
+use crate::acl::{Access, Action};
 use crate::nonces::{ServerNonces, Start};
 use crate::read_path::{self, Rows};
 use crate::region_server::RegionServer;
@@ -57,6 +58,20 @@ impl<M> Answer<M> {
 }
 
 type Outcome<M> = Result<Answer<M>, HBaseException>;
+
+/// What a write call brings besides its message: the cell block and its
+/// codec, the nonces of applied increments and appends, and the caller.
+pub struct Io<'a> {
+    pub cell_block: Option<&'a Bytes>,
+    pub codec: Option<CellCodec>,
+    pub nonces: &'a ServerNonces,
+    pub access: &'a Access,
+}
+
+/// The table of a region online here.
+fn table_of(rs: &RegionServer, region: u64) -> Result<String, HBaseException> {
+    Ok(rs.region(region).map_err(exception)?.table().name.clone())
+}
 
 /// A read's columns, versions and time range in ferrobase's form. HBase's
 /// time range is `[from, to)` with `to` = `Long.MAX_VALUE` for "no upper
@@ -109,9 +124,10 @@ pub fn get(
     region: u64,
     get: &pb::Get,
     codec: Option<CellCodec>,
+    access: &Access,
 ) -> Outcome<pb::GetResponse> {
     let mut block = BytesMut::new();
-    let result = get_result(rs, region, get, codec, &mut block)?;
+    let result = get_result(rs, region, get, codec, &mut block, access)?;
     Ok(Answer::new(
         pb::GetResponse {
             result: Some(result),
@@ -126,6 +142,7 @@ fn get_result(
     get: &pb::Get,
     codec: Option<CellCodec>,
     block: &mut BytesMut,
+    access: &Access,
 ) -> Result<pb::Result, HBaseException> {
     if get.closest_row_before == Some(true) {
         return Err(do_not_retry(
@@ -133,6 +150,7 @@ fn get_result(
         ));
     }
     let spec = read_spec(&get.column, get.time_range.as_ref(), get.max_versions)?;
+    let acl = read_path::check_read(rs, access, "get", region, Some(&spec)).map_err(exception)?;
     let filter = filter_of(get.filter.as_ref())?;
     let rows = read_path::get_rows(
         rs,
@@ -140,6 +158,7 @@ fn get_result(
         std::slice::from_ref(&get.row),
         Some(&spec),
         filter,
+        acl.as_ref(),
     )
     .map_err(exception)?;
     let cells = rows.into_iter().next().map(|(_, c)| c).unwrap_or_default();
@@ -172,13 +191,47 @@ fn row_mutation(
 }
 
 /// The families of `m` that the region's table lacks, as HBase's
-/// `NoSuchColumnFamilyException`.
-fn check_families(rs: &RegionServer, region: u64, m: &RowMutation) -> Result<(), HBaseException> {
+/// `NoSuchColumnFamilyException`; then WRITE on every cell of it (HBase's
+/// `prePut`/`preDelete`/`preIncrement`/`preAppend`): every write path
+/// of this service passes here before it applies anything.
+fn check_families(
+    rs: &RegionServer,
+    region: u64,
+    m: &RowMutation,
+    access: &Access,
+) -> Result<(), HBaseException> {
     let r = rs.region(region).map_err(exception)?;
     for f in m.families() {
         crate::region_server::require_family(&r, &f.family).map_err(exception)?;
     }
-    Ok(())
+    access
+        .require_write("mutate", &r.table().name, std::slice::from_ref(m))
+        .map_err(exception)
+}
+
+/// A checked call's condition (HBase's `preCheckAndPut`): READ and WRITE
+/// on the checked column; a filter condition reads the row, so it needs
+/// READ on the table.
+fn check_condition(
+    rs: &RegionServer,
+    region: u64,
+    c: &Condition,
+    access: &Access,
+) -> Result<(), HBaseException> {
+    if !access.checked() {
+        return Ok(());
+    }
+    let table = table_of(rs, region)?;
+    match c {
+        Condition::Column(check) => access.require_column_all(
+            "checkAndMutate",
+            &table,
+            (&check.family, &check.qualifier),
+            &[Action::Read, Action::Write],
+        ),
+        Condition::Filter(..) => access.require_table("checkAndMutate", &table, &[Action::Read]),
+    }
+    .map_err(exception)
 }
 
 /// A `Condition`'s column, time range and test, with HBase's semantics
@@ -282,6 +335,7 @@ impl Condition {
                     std::slice::from_ref(row),
                     Some(&spec),
                     Some(filter.clone()),
+                    None,
                 )
                 .map_err(exception)?;
                 Ok(rows.iter().any(|(_, cells)| !cells.is_empty()))
@@ -368,9 +422,10 @@ fn read_modify_write_once(
     nonces: (&ServerNonces, u64),
     codec: Option<CellCodec>,
     block: &mut BytesMut,
+    access: &Access,
 ) -> Result<pb::Result, HBaseException> {
     let append = w.kind == MutationKind::Append;
-    check_families(rs, region, &w.mutation)?;
+    check_families(rs, region, &w.mutation, access)?;
     let (manager, group) = nonces;
     let nonce = w.nonce.unwrap_or(0);
     let mut m = w.mutation;
@@ -378,7 +433,15 @@ fn read_modify_write_once(
         m.nonce = Some((group, nonce));
     }
     match manager.start(group, nonce) {
-        Start::Duplicate => get_result(rs, region, &duplicate_as_get(&m), codec, block),
+        // The caller's own applied cells: HBase answers them without READ.
+        Start::Duplicate => get_result(
+            rs,
+            region,
+            &duplicate_as_get(&m),
+            codec,
+            block,
+            &Access::unchecked(),
+        ),
         Start::Proceed => {
             let done = rs
                 .read_modify_write_row(region, m, append)
@@ -395,14 +458,16 @@ pub fn mutate(
     rs: &RegionServer,
     region: u64,
     req: &pb::MutateRequest,
-    cell_block: Option<&Bytes>,
-    codec: Option<CellCodec>,
-    nonces: &ServerNonces,
+    io: &Io<'_>,
 ) -> Outcome<pb::MutateResponse> {
-    let mut reader = cell_block.map(CellBlockReader::new);
+    let (codec, nonces, access) = (io.codec, io.nonces, io.access);
+    let mut reader = io.cell_block.map(CellBlockReader::new);
     let w = mutation_from_pb(&req.mutation, reader.as_mut()).map_err(convert)?;
     let kind = w.kind;
     let condition = req.condition.as_ref().map(Condition::of).transpose()?;
+    if let Some(c) = &condition {
+        check_condition(rs, region, c, access)?;
+    }
     if let Some(c) = &req.condition
         && c.row != w.mutation.row
     {
@@ -415,7 +480,8 @@ pub fn mutate(
         MutationKind::Increment | MutationKind::Append if condition.is_none() => {
             let wants = returns_results(&w);
             let group = req.nonce_group.unwrap_or(0);
-            let result = read_modify_write_once(rs, region, w, (nonces, group), codec, &mut block)?;
+            let result =
+                read_modify_write_once(rs, region, w, (nonces, group), codec, &mut block, access)?;
             // Without results asked for, no cells go back.
             let (result, block) = if wants {
                 (Some(result), block)
@@ -432,7 +498,7 @@ pub fn mutate(
         }
         MutationKind::Increment | MutationKind::Append => {
             let wants = returns_results(&w);
-            check_families(rs, region, &w.mutation)?;
+            check_families(rs, region, &w.mutation, access)?;
             let row = w.mutation.row.clone();
             let action = Checked::ReadModifyWrite(w.mutation, kind == MutationKind::Append);
             let (processed, cells) = check_and(rs, region, &row, condition.as_ref(), action)?;
@@ -450,7 +516,7 @@ pub fn mutate(
         }
         MutationKind::Put | MutationKind::Delete => {
             let m = row_mutation(rs, region, w)?;
-            check_families(rs, region, &m)?;
+            check_families(rs, region, &m, access)?;
             let processed = match &condition {
                 Some(c) => {
                     let row = m.row.clone();
@@ -520,9 +586,13 @@ pub fn scan(
     req: &pb::ScanRequest,
     codec: Option<CellCodec>,
     closed_ids: &AtomicU64,
+    access: &Access,
 ) -> Outcome<pb::ScanResponse> {
+    let mut acl = None;
     let (ours, filter, shape) = match (req.scanner_id, region, &req.scan) {
         (Some(id), _, _) => {
+            // Only its opener continues or closes a scanner.
+            rs.scanners().require_owner(id, access).map_err(exception)?;
             if req.close_scanner == Some(true) {
                 rs.scanners().close(id);
                 return Ok(Answer::new(
@@ -546,6 +616,8 @@ pub fn scan(
         }
         (None, Some(region), Some(scan)) => {
             let (ours, filter) = open_request(region, req, scan)?;
+            acl = read_path::check_read(rs, access, "scan", region, ours.spec.as_ref())
+                .map_err(exception)?;
             (ours, filter, Shape::of_open(req, scan))
         }
         (None, _, _) => {
@@ -555,7 +627,10 @@ pub fn scan(
         }
     };
     let opening = ours.scanner_id == 0;
-    let reply = read_path::scan_rows(rs, ours, filter).map_err(exception)?;
+    let reply = read_path::scan_rows(rs, ours, filter, acl).map_err(exception)?;
+    if opening && reply.scanner_id != 0 {
+        rs.scanners().set_owner(reply.scanner_id, access);
+    }
     let returned = reply.rows.len() as u64;
     let rows_left = shape.rows_left.map(|l| l.saturating_sub(returned));
     let limit_met = rows_left == Some(0);
@@ -705,10 +780,9 @@ pub fn multi(
     rs: &RegionServer,
     regions: &[Result<u64, HBaseException>],
     req: &pb::MultiRequest,
-    cell_block: Option<&Bytes>,
-    codec: Option<CellCodec>,
-    nonces: &ServerNonces,
+    io: &Io<'_>,
 ) -> Outcome<pb::MultiResponse> {
+    let (cell_block, codec, nonces) = (io.cell_block, io.codec, io.nonces);
     if req.condition.is_some() {
         return Err(do_not_retry(
             "a MultiRequest-level condition is not supported: put it on the RegionAction",
@@ -743,12 +817,12 @@ pub fn multi(
         let result = match region {
             Ok(region) => region_action(
                 rs,
-                *region,
-                ra,
+                (*region, ra),
                 actions,
                 codec,
                 &mut block,
                 (nonces, req.nonce_group.unwrap_or(0)),
+                io.access,
             ),
             Err(e) => pb::RegionActionResult {
                 exception: Some(e.to_name_bytes_pair()),
@@ -785,36 +859,36 @@ fn done(index: u32, result: pb::Result) -> pb::ResultOrException {
 
 fn region_action(
     rs: &RegionServer,
-    region: u64,
-    ra: &pb::RegionAction,
+    (region, ra): (u64, &pb::RegionAction),
     actions: Vec<(u32, Decoded)>,
     codec: Option<CellCodec>,
     block: &mut BytesMut,
     nonces: (&ServerNonces, u64),
+    access: &Access,
 ) -> pb::RegionActionResult {
     if ra.atomic == Some(true) || ra.condition.is_some() {
-        return atomic_action(rs, region, ra, actions);
+        return atomic_action(rs, region, ra, actions, access);
     }
     let mut out = Vec::with_capacity(actions.len());
     // (index, mutation) applied together after the reads.
     let mut batch: Vec<(u32, RowMutation)> = Vec::new();
     for (index, d) in actions {
         match d {
-            Decoded::Get(g) => match get_result(rs, region, &g, codec, block) {
+            Decoded::Get(g) => match get_result(rs, region, &g, codec, block, access) {
                 Ok(r) => out.push(done(index, r)),
                 Err(e) => out.push(failed(index, &e)),
             },
             Decoded::Failed(e) => out.push(failed(index, &e)),
             Decoded::Mutation(w) => match w.kind {
                 MutationKind::Increment | MutationKind::Append => {
-                    match read_modify_write_once(rs, region, w, nonces, codec, block) {
+                    match read_modify_write_once(rs, region, w, nonces, codec, block, access) {
                         Ok(r) => out.push(done(index, r)),
                         Err(e) => out.push(failed(index, &e)),
                     }
                 }
                 MutationKind::Put | MutationKind::Delete => {
                     match row_mutation(rs, region, w)
-                        .and_then(|m| check_families(rs, region, &m).map(|()| m))
+                        .and_then(|m| check_families(rs, region, &m, access).map(|()| m))
                     {
                         Ok(m) => batch.push((index, m)),
                         Err(e) => out.push(failed(index, &e)),
@@ -849,6 +923,7 @@ fn atomic_action(
     region: u64,
     ra: &pb::RegionAction,
     actions: Vec<(u32, Decoded)>,
+    access: &Access,
 ) -> pb::RegionActionResult {
     let fail_all = |e: HBaseException| pb::RegionActionResult {
         exception: Some(e.to_name_bytes_pair()),
@@ -860,7 +935,7 @@ fn atomic_action(
         let m = match d {
             Decoded::Mutation(w) if matches!(w.kind, MutationKind::Put | MutationKind::Delete) => {
                 match row_mutation(rs, region, w)
-                    .and_then(|m| check_families(rs, region, &m).map(|()| m))
+                    .and_then(|m| check_families(rs, region, &m, access).map(|()| m))
                 {
                     Ok(m) => m,
                     Err(e) => return fail_all(e),
@@ -886,6 +961,12 @@ fn atomic_action(
         .as_ref()
         .map(Condition::of)
         .transpose()
+        .and_then(|c| {
+            if let Some(c) = &c {
+                check_condition(rs, region, c, access)?;
+            }
+            Ok(c)
+        })
         .and_then(|c| check_and(rs, region, &row, c.as_ref(), Checked::Mutations(mutations)))
         .map(|(held, _)| held);
     match processed {

@@ -10,6 +10,7 @@
 
 use super::admin_service::hbase_region_load;
 use super::exceptions::{convert, do_not_retry, exception};
+use crate::acl::{Access, Action};
 use crate::master::Master;
 use ferrobase_hbase_wire::convert::schema::{family_from_pb, table_from_pb, table_to_pb};
 use ferrobase_hbase_wire::convert::{RegionRef, region_ref};
@@ -29,11 +30,18 @@ const FLUSH_TABLE_PROCEDURE: &str = "flush-table-proc";
 /// The HBase version ferrobase's RPC answers for (the client's protocol).
 pub const HBASE_VERSION: &str = "2.6.4";
 
-/// The master and the procedure ids it has handed out.
+/// The master and the procedure ids it has handed out, and the caller
+/// (every call is checked against its permissions, HBase's
+/// AccessController table of what each operation needs).
 pub struct MasterService<'a> {
     pub master: &'a Master,
     pub procedures: &'a AtomicU64,
+    pub access: &'a Access,
 }
+
+/// What table DDL needs (HBase: ADMIN or CREATE on the table).
+pub(super) const DDL: &[Action] = &[Action::Admin, Action::Create];
+pub(super) const ADMIN: &[Action] = &[Action::Admin];
 
 fn table_name(t: &pb::TableName) -> Outcome<String> {
     TableName::from_pb(t)
@@ -42,6 +50,18 @@ fn table_name(t: &pb::TableName) -> Outcome<String> {
 }
 
 impl MasterService<'_> {
+    /// One of `actions` on `table` for `what`.
+    pub(super) fn require_table(&self, what: &str, table: &str, actions: &[Action]) -> Outcome<()> {
+        self.access
+            .require_table(what, table, actions)
+            .map_err(exception)
+    }
+
+    /// One of `actions` globally for `what`.
+    pub(super) fn require_global(&self, what: &str, actions: &[Action]) -> Outcome<()> {
+        self.access.require_global(what, actions).map_err(exception)
+    }
+
     /// A finished procedure's id.
     fn procedure(&self) -> u64 {
         self.procedures.fetch_add(1, Ordering::Relaxed) + 1
@@ -110,6 +130,10 @@ impl MasterService<'_> {
             if namespace.is_some_and(|ns| ns != t.namespace()) {
                 continue;
             }
+            // Tables the caller holds no permission on are not listed (HBase).
+            if !self.access.sees_table(&name) {
+                continue;
+            }
             names.push(t);
         }
         if let Some(p) = pattern {
@@ -123,6 +147,9 @@ impl MasterService<'_> {
         let schema = table_from_pb(&req.table_schema).map_err(convert)?;
         let name =
             TableName::parse(&schema.descriptor.name).map_err(|e| do_not_retry(e.to_string()))?;
+        self.access
+            .require_namespace("createTable", name.namespace(), DDL)
+            .map_err(exception)?;
         if !self.master.namespaces().contains_key(name.namespace()) {
             return Err(HBaseException::new(
                 ExceptionClass::NamespaceNotFound,
@@ -141,7 +168,9 @@ impl MasterService<'_> {
             splits: req.split_keys.clone(),
             ..Default::default()
         };
-        self.master.create_table(create).map_err(exception)?;
+        self.master
+            .create_table_by(create, self.access.user())
+            .map_err(exception)?;
         Ok(pb::CreateTableResponse {
             proc_id: Some(self.procedure()),
         })
@@ -151,27 +180,27 @@ impl MasterService<'_> {
         &self,
         req: &pb::DisableTableRequest,
     ) -> Outcome<pb::DisableTableResponse> {
-        self.master
-            .disable(&table_name(&req.table_name)?)
-            .map_err(exception)?;
+        let name = table_name(&req.table_name)?;
+        self.require_table("disableTable", &name, DDL)?;
+        self.master.disable(&name).map_err(exception)?;
         Ok(pb::DisableTableResponse {
             proc_id: Some(self.procedure()),
         })
     }
 
     pub fn enable_table(&self, req: &pb::EnableTableRequest) -> Outcome<pb::EnableTableResponse> {
-        self.master
-            .enable(&table_name(&req.table_name)?)
-            .map_err(exception)?;
+        let name = table_name(&req.table_name)?;
+        self.require_table("enableTable", &name, DDL)?;
+        self.master.enable(&name).map_err(exception)?;
         Ok(pb::EnableTableResponse {
             proc_id: Some(self.procedure()),
         })
     }
 
     pub fn delete_table(&self, req: &pb::DeleteTableRequest) -> Outcome<pb::DeleteTableResponse> {
-        self.master
-            .drop_table(&table_name(&req.table_name)?)
-            .map_err(exception)?;
+        let name = table_name(&req.table_name)?;
+        self.require_table("deleteTable", &name, DDL)?;
+        self.master.drop_table(&name).map_err(exception)?;
         Ok(pb::DeleteTableResponse {
             proc_id: Some(self.procedure()),
         })
@@ -184,6 +213,7 @@ impl MasterService<'_> {
         req: &pb::TruncateTableRequest,
     ) -> Outcome<pb::TruncateTableResponse> {
         let name = table_name(&req.table_name)?;
+        self.require_table("truncateTable", &name, DDL)?;
         if self.master.is_enabled(&name).map_err(exception)? {
             return Err(HBaseException::new(ExceptionClass::TableNotDisabled, name));
         }
@@ -220,10 +250,18 @@ impl MasterService<'_> {
                 .map(TableName::name_as_string)
                 .collect()
         } else {
-            req.table_names
+            let names = req
+                .table_names
                 .iter()
                 .map(table_name)
-                .collect::<Outcome<Vec<_>>>()?
+                .collect::<Outcome<Vec<_>>>()?;
+            for n in &names {
+                if self.master.exists(n) {
+                    crate::service::master::require_visible(self.access, "getTableDescriptors", n)
+                        .map_err(exception)?;
+                }
+            }
+            names
         };
         let table_schema = names
             .iter()
@@ -273,6 +311,7 @@ impl MasterService<'_> {
         modify: Vec<fpb::FamilySchema>,
         delete: Vec<String>,
     ) -> Outcome<u64> {
+        self.require_table("modifyTable", &table, DDL)?;
         self.master
             .alter(fpb::AlterTableRequest {
                 table,
@@ -373,6 +412,7 @@ impl MasterService<'_> {
                 new.name
             )));
         }
+        self.require_table("modifyTable", &name, DDL)?;
         let old = self.descriptor(&name)?;
         let delete = old
             .families
@@ -407,6 +447,7 @@ impl MasterService<'_> {
     }
 }
 
+mod access;
 mod cluster;
 mod namespaces;
 mod snapshots;

@@ -38,6 +38,7 @@ mod scan;
 
 pub use client_service::{DEFAULT_MAX_RESULT_SIZE, SCANNER_TTL_MS};
 
+use crate::acl::{Access, Action};
 use crate::master::Master;
 use crate::region_server::RegionServer;
 use crate::rpc_metrics::{CallOutcome, CallTimer, Op, Protocol};
@@ -144,6 +145,11 @@ struct Connection {
     service: Arc<str>,
     /// How cells travel; `None`: inside the messages.
     codec: Option<CellCodec>,
+    /// The verified client certificate's identity (mutual TLS).
+    peer: Option<ferrobase_tls::PeerIdentity>,
+    /// Who calls ([`crate::acl::identity`]): the certificate's user, else
+    /// the header's effective user.
+    user: Arc<str>,
 }
 
 /// Writes an answer: the message and its cell block, or the exception.
@@ -198,6 +204,16 @@ fn not_region_server() -> HBaseException {
 }
 
 impl HBaseRpc {
+    /// The caller of `conn` in front of this server's permissions.
+    fn access(&self, conn: &Connection) -> Access {
+        let checker = match (&self.region_server, &self.master) {
+            (Some(rs), _) => rs.access_checker().clone(),
+            (None, Some(m)) => m.access_checker(),
+            (None, None) => crate::acl::AccessChecker::disabled(),
+        };
+        checker.access(conn.user.clone())
+    }
+
     /// Answers one event; false when the connection is to be closed after
     /// what `out` holds is written.
     fn event(
@@ -232,6 +248,10 @@ impl HBaseRpc {
                     }
                 }
                 conn.service = Arc::from(h.service_name.unwrap_or_default());
+                conn.user = crate::acl::identity::hbase_user(
+                    conn.peer.as_ref(),
+                    h.user_info.as_ref().map(|u| u.effective_user.as_str()),
+                );
                 true
             }
             ServerEvent::Call(call) => {
@@ -258,9 +278,9 @@ impl HBaseRpc {
                 self.client_meta(id, call.method(), out);
                 None
             }
-            "MasterService" => self.master_call(id, &call, out),
+            "MasterService" => self.master_call(conn, id, &call, out),
             "ClientService" => self.timed_client_call(conn, id, call, out),
-            "AdminService" => self.admin_call(id, &call, out),
+            "AdminService" => self.admin_call(conn, id, &call, out),
             service => {
                 fail(
                     out,
@@ -344,6 +364,7 @@ impl HBaseRpc {
     fn on_master<R, M>(
         self: &Arc<Self>,
         id: u32,
+        access: Access,
         req: R,
         work: fn(&MasterService<'_>, &R) -> Result<M, HBaseException>,
     ) -> Option<Pending>
@@ -358,6 +379,7 @@ impl HBaseRpc {
                 let service = MasterService {
                     master,
                     procedures: &rpc.procedures,
+                    access: &access,
                 };
                 work(&service, &req)
             })
@@ -373,6 +395,7 @@ impl HBaseRpc {
     fn master_now<R, M>(
         &self,
         id: u32,
+        access: &Access,
         req: R,
         out: &mut BytesMut,
         work: fn(&MasterService<'_>, &R) -> Result<M, HBaseException>,
@@ -384,6 +407,7 @@ impl HBaseRpc {
                 &MasterService {
                     master,
                     procedures: &self.procedures,
+                    access,
                 },
                 &req,
             ),
@@ -394,19 +418,25 @@ impl HBaseRpc {
 
     fn master_call(
         self: &Arc<Self>,
+        conn: &Connection,
         id: u32,
         call: &RequestFrame,
         out: &mut BytesMut,
     ) -> Option<Pending> {
+        let access = self.access(conn);
         macro_rules! now {
             ($req:ty, $m:ident) => {
                 now!($req, |s, r| s.$m(r))
             };
             ($req:ty, |$s:pat_param, $r:pat_param| $body:expr) => {{
                 match param::<$req>(call) {
-                    Ok(req) => {
-                        self.master_now(id, req, out, |$s: &MasterService<'_>, $r: &$req| $body)
-                    }
+                    Ok(req) => self.master_now(
+                        id,
+                        &access,
+                        req,
+                        out,
+                        |$s: &MasterService<'_>, $r: &$req| $body,
+                    ),
                     Err(e) => {
                         fail(out, id, &e);
                     }
@@ -417,7 +447,9 @@ impl HBaseRpc {
         macro_rules! later {
             ($req:ty, $m:ident) => {{
                 match param::<$req>(call) {
-                    Ok(req) => self.on_master(id, req, |s: &MasterService<'_>, r: &$req| s.$m(r)),
+                    Ok(req) => {
+                        self.on_master(id, access, req, |s: &MasterService<'_>, r: &$req| s.$m(r))
+                    }
                     Err(e) => {
                         fail(out, id, &e);
                         None
@@ -484,6 +516,7 @@ impl HBaseRpc {
                         MasterService {
                             master,
                             procedures: &rpc.procedures,
+                            access: &access,
                         }
                         .cluster_status(&rpc.server, &rpc.cluster_id)
                     })
@@ -496,16 +529,29 @@ impl HBaseRpc {
             }
             // ferrobase's balancer runs on its own schedule; HBase's switch
             // is reported off and a manual run moves nothing.
-            "Balance" => now!(pb::BalanceRequest, |_s, _r| Ok(pb::BalanceResponse {
-                balancer_ran: false,
-                moves_calculated: Some(0),
-                moves_executed: Some(0),
-            })),
-            "SetBalancerRunning" => now!(pb::SetBalancerRunningRequest, |_s, _r| Ok(
-                pb::SetBalancerRunningResponse {
+            "Balance" => now!(pb::BalanceRequest, |s, _r| {
+                s.require_global("balance", &[Action::Admin])?;
+                Ok(pb::BalanceResponse {
+                    balancer_ran: false,
+                    moves_calculated: Some(0),
+                    moves_executed: Some(0),
+                })
+            }),
+            "SetBalancerRunning" => now!(pb::SetBalancerRunningRequest, |s, _r| {
+                s.require_global("balanceSwitch", &[Action::Admin])?;
+                Ok(pb::SetBalancerRunningResponse {
                     prev_balance_value: Some(false),
-                }
-            )),
+                })
+            }),
+            // Permissions (HBase 2's Admin.grant/revoke/getUserPermissions).
+            "Grant" => later!(pb::GrantRequest, grant),
+            "Revoke" => later!(pb::RevokeRequest, revoke),
+            "GetUserPermissions" => now!(pb::GetUserPermissionsRequest, user_permissions),
+            "HasUserPermissions" => now!(pb::HasUserPermissionsRequest, has_user_permissions),
+            "getSecurityCapabilities" | "GetSecurityCapabilities" => {
+                now!(pb::SecurityCapabilitiesRequest, |s, _r| s
+                    .security_capabilities())
+            }
             "IsSplitOrMergeEnabled" => now!(pb::IsSplitOrMergeEnabledRequest, |_s, _r| {
                 // Splits and merges both run (by reference).
                 Ok(pb::IsSplitOrMergeEnabledResponse { enabled: true })
@@ -679,6 +725,7 @@ impl HBaseRpc {
     ) -> Option<Pending> {
         let codec = conn.codec;
         let rs = self.region_server.as_deref();
+        let access = self.access(conn);
         match call.method() {
             "Get" => {
                 let req = decoded::<pb::GetRequest>(&call, id, out)?;
@@ -703,12 +750,12 @@ impl HBaseRpc {
                     }
                     Ok(Target::Region(region)) if self.reads_are_local() => {
                         self.here(id, out, |rs| {
-                            client_service::get(rs, region, &req.get, codec)
+                            client_service::get(rs, region, &req.get, codec, &access)
                         });
                         None
                     }
                     Ok(Target::Region(region)) => self.on_handler(id, move |rs| {
-                        client_service::get(rs, region, &req.get, codec)
+                        client_service::get(rs, region, &req.get, codec, &access)
                     }),
                     Err(e) => {
                         fail(out, id, &e);
@@ -734,7 +781,13 @@ impl HBaseRpc {
                         let block = call.cell_block.clone();
                         let nonces = self.nonces.clone();
                         self.on_handler(id, move |rs| {
-                            client_service::mutate(rs, region, &req, block.as_ref(), codec, &nonces)
+                            let io = client_service::Io {
+                                cell_block: block.as_ref(),
+                                codec,
+                                nonces: &nonces,
+                                access: &access,
+                            };
+                            client_service::mutate(rs, region, &req, &io)
                         })
                     }
                     Err(e) => {
@@ -743,7 +796,7 @@ impl HBaseRpc {
                     }
                 }
             }
-            "Scan" => self.scan_call(codec, id, &call, out),
+            "Scan" => self.scan_call(codec, access, id, &call, out),
             "Multi" => {
                 let req = decoded::<pb::MultiRequest>(&call, id, out)?;
                 let regions: Vec<Result<u64, HBaseException>> = req
@@ -760,7 +813,13 @@ impl HBaseRpc {
                 let block = call.cell_block.clone();
                 let nonces = self.nonces.clone();
                 self.on_handler(id, move |rs| {
-                    client_service::multi(rs, &regions, &req, block.as_ref(), codec, &nonces)
+                    let io = client_service::Io {
+                        cell_block: block.as_ref(),
+                        codec,
+                        nonces: &nonces,
+                        access: &access,
+                    };
+                    client_service::multi(rs, &regions, &req, &io)
                 })
             }
             method => {
@@ -776,6 +835,7 @@ impl HBaseRpc {
 
     fn admin_call(
         self: &Arc<Self>,
+        conn: &Connection,
         id: u32,
         call: &RequestFrame,
         out: &mut BytesMut,
@@ -783,6 +843,23 @@ impl HBaseRpc {
         let Some(rs) = self.region_server.clone() else {
             fail(out, id, &not_region_server());
             return None;
+        };
+        let access = self.access(conn);
+        // HBase's preFlush/preCompact: ADMIN or CREATE on the region's table.
+        let require_table = |t: Target, what: &str, out: &mut BytesMut| -> bool {
+            let Target::Region(region) = t else {
+                return true;
+            };
+            let checked = rs.region(region).and_then(|r| {
+                access.require_table(what, &r.table().name, &[Action::Admin, Action::Create])
+            });
+            match checked {
+                Ok(()) => true,
+                Err(e) => {
+                    fail(out, id, &exception(e));
+                    false
+                }
+            }
         };
         // A call naming a region: its parameter, and the region resolved.
         macro_rules! region_call {
@@ -832,18 +909,28 @@ impl HBaseRpc {
             }
             "FlushRegion" => {
                 let (req, t) = region_call!(pb::FlushRegionRequest);
+                if !require_table(t, "flush", out) {
+                    return None;
+                }
                 self.on_handler(id, move |rs| {
                     plain(admin_service::flush_region(rs, t, &req))
                 })
             }
             "CompactRegion" => {
                 let (req, t) = region_call!(pb::CompactRegionRequest);
+                if !require_table(t, "compact", out) {
+                    return None;
+                }
                 let done = admin_service::compact_region(&rs, t, &req, &self.compactions);
                 write_answer(out, id, plain(done));
                 None
             }
             "CompactionSwitch" => {
                 let req = decoded::<pb::CompactionSwitchRequest>(call, id, out)?;
+                if let Err(e) = access.require_global("compactionSwitch", &[Action::Admin]) {
+                    fail(out, id, &exception(e));
+                    return None;
+                }
                 write_answer(out, id, plain(admin_service::compaction_switch(&rs, &req)));
                 None
             }
@@ -861,6 +948,7 @@ impl HBaseRpc {
     fn scan_call(
         self: &Arc<Self>,
         codec: Option<CellCodec>,
+        access: Access,
         id: u32,
         call: &RequestFrame,
         out: &mut BytesMut,
@@ -900,13 +988,13 @@ impl HBaseRpc {
         if short && self.reads_are_local() {
             let closed = &self.closed_scanners;
             self.here(id, out, |rs| {
-                client_service::scan(rs, region, &req, codec, closed)
+                client_service::scan(rs, region, &req, codec, closed, &access)
             });
             return None;
         }
         let rpc = self.clone();
         self.on_handler(id, move |rs| {
-            client_service::scan(rs, region, &req, codec, &rpc.closed_scanners)
+            client_service::scan(rs, region, &req, codec, &rpc.closed_scanners, &access)
         })
     }
 
@@ -980,14 +1068,19 @@ impl HBaseRpc {
     /// Serves one HBase connection until the client closes it or sends
     /// bytes that cannot be trusted.
     async fn serve(self: Arc<Self>, stream: ServerStream) {
+        let peer = stream.info().peer.clone();
         match stream.into_halves() {
-            Halves::Plain(r, w) => self.serve_halves(r, w).await,
-            Halves::Tls(r, w) => self.serve_halves(r, w).await,
+            Halves::Plain(r, w) => self.serve_halves(r, w, peer).await,
+            Halves::Tls(r, w) => self.serve_halves(r, w, peer).await,
         }
     }
 
-    async fn serve_halves<R, W>(self: Arc<Self>, mut reader: R, mut writer: W)
-    where
+    async fn serve_halves<R, W>(
+        self: Arc<Self>,
+        mut reader: R,
+        mut writer: W,
+        peer: Option<ferrobase_tls::PeerIdentity>,
+    ) where
         R: tokio::io::AsyncRead + Unpin,
         W: tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
@@ -1006,7 +1099,11 @@ impl HBaseRpc {
         });
         let mut decoder = ServerDecoder::default();
         let mut buf = BytesMut::with_capacity(64 * 1024);
-        let mut conn = Connection::default();
+        let mut conn = Connection {
+            user: crate::acl::identity::hbase_user(peer.as_ref(), None),
+            peer,
+            ..Connection::default()
+        };
         let mut later = Vec::new();
         let mut open = true;
         while open {

@@ -108,7 +108,10 @@ impl Master {
                 ));
             }
             m.namespaces.remove(name);
+            m.acl.remove_namespace(name);
             Ok(())
-        })
+        })?;
+        self.publish_acl();
+        Ok(())
     }
 }

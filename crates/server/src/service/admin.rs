@@ -1,6 +1,8 @@
 //! The `RegionAdmin` gRPC service over [`RegionServer`]: what the master
 //! asks of a region server in distributed mode. Calls run on blocking
 //! threads, not the handler pool, so a busy server still obeys the master.
+//! With authorization on, only a global ADMIN (the master's user is a
+//! superuser) may call it.
 
 use super::blocking;
 use crate::error::ServerError;
@@ -17,6 +19,17 @@ use tonic::{Request, Response, Status};
 pub struct RegionAdminService(pub Arc<RegionServer>);
 
 type R<T> = Result<Response<T>, Status>;
+
+impl RegionAdminService {
+    /// Global ADMIN (or a superuser, as the master is) for `what`.
+    fn require_admin<T>(&self, req: &Request<T>, what: &str) -> Result<(), Status> {
+        self.0
+            .access_checker()
+            .access(crate::acl::identity::grpc_user(req))
+            .require_global(what, &[crate::acl::Action::Admin])
+            .map_err(Status::from)
+    }
+}
 
 fn missing(what: &str) -> ServerError {
     ServerError::new(ErrorCode::InvalidRequest, format!("request has no {what}"))
@@ -41,6 +54,7 @@ fn split_parts(
 #[tonic::async_trait]
 impl region_admin_server::RegionAdmin for RegionAdminService {
     async fn open_region(&self, req: Request<pb::OpenRegionRequest>) -> R<pb::Empty> {
+        self.require_admin(&req, "open_region")?;
         let req = req.into_inner();
         let rs = self.0.clone();
         blocking(move || {
@@ -54,6 +68,7 @@ impl region_admin_server::RegionAdmin for RegionAdminService {
     }
 
     async fn close_region(&self, req: Request<pb::RegionIdRequest>) -> R<pb::Empty> {
+        self.require_admin(&req, "close_region")?;
         let id = req.into_inner().region_id;
         let rs = self.0.clone();
         blocking(move || rs.close_region(id))
@@ -62,6 +77,7 @@ impl region_admin_server::RegionAdmin for RegionAdminService {
     }
 
     async fn flush_region(&self, req: Request<pb::RegionIdRequest>) -> R<pb::Empty> {
+        self.require_admin(&req, "flush_region")?;
         let id = req.into_inner().region_id;
         let rs = self.0.clone();
         blocking(move || rs.flush_region(id))
@@ -70,6 +86,7 @@ impl region_admin_server::RegionAdmin for RegionAdminService {
     }
 
     async fn compact_region(&self, req: Request<pb::RegionIdRequest>) -> R<pb::Empty> {
+        self.require_admin(&req, "compact_region")?;
         let req = req.into_inner();
         let rs = self.0.clone();
         blocking(move || rs.compact_region(req.region_id, req.major))
@@ -77,12 +94,14 @@ impl region_admin_server::RegionAdmin for RegionAdminService {
             .map(|()| Response::new(pb::Empty {}))
     }
 
-    async fn get_load(&self, _req: Request<pb::Empty>) -> R<pb::ServerLoad> {
+    async fn get_load(&self, req: Request<pb::Empty>) -> R<pb::ServerLoad> {
+        self.require_admin(&req, "get_load")?;
         let rs = self.0.clone();
         blocking(move || Ok(rs.load())).await.map(Response::new)
     }
 
     async fn split_point(&self, req: Request<pb::SplitRegionRequest>) -> R<pb::SplitPointResponse> {
+        self.require_admin(&req, "split_point")?;
         let req = req.into_inner();
         let rs = self.0.clone();
         blocking(move || {
@@ -98,6 +117,7 @@ impl region_admin_server::RegionAdmin for RegionAdminService {
     }
 
     async fn split_region(&self, req: Request<pb::SplitRegionRequest>) -> R<pb::Empty> {
+        self.require_admin(&req, "split_region")?;
         let req = req.into_inner();
         let rs = self.0.clone();
         blocking(move || {
@@ -115,6 +135,7 @@ impl region_admin_server::RegionAdmin for RegionAdminService {
     }
 
     async fn abort_split(&self, req: Request<pb::SplitRegionRequest>) -> R<pb::Empty> {
+        self.require_admin(&req, "abort_split")?;
         let req = req.into_inner();
         let rs = self.0.clone();
         blocking(move || {
@@ -123,5 +144,12 @@ impl region_admin_server::RegionAdmin for RegionAdminService {
         })
         .await
         .map(|()| Response::new(pb::Empty {}))
+    }
+
+    async fn set_acl(&self, req: Request<pb::AclState>) -> R<pb::Empty> {
+        self.require_admin(&req, "setAcl")?;
+        let state = crate::acl::wire::state_from_pb(req.get_ref())?;
+        self.0.access_checker().set_state(state);
+        Ok(Response::new(pb::Empty {}))
     }
 }

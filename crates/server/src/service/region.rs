@@ -1,8 +1,11 @@
 //! The `RegionServer` gRPC service over [`RegionServer`]: every call is
 //! admitted by the handler pool (or refused with "server busy"). Reads go
 //! through [`read_path`](crate::read_path) for filters and reversed scans.
-//! Every call is timed and counted ([`rpc_metrics`](crate::rpc_metrics)).
+//! Every call is timed and counted ([`rpc_metrics`](crate::rpc_metrics)),
+//! and checked against the caller's permissions ([`crate::acl`]) before it
+//! reads or writes.
 
+use crate::acl::{Access, Action};
 use crate::error::ServerError;
 use crate::region_server::RegionServer;
 use crate::rpc_metrics::{CallOutcome, CallTimer, Op, Protocol};
@@ -14,6 +17,9 @@ use tracing::Instrument as _;
 
 /// The service.
 pub struct RegionService(pub Arc<RegionServer>);
+
+/// What a bulk load needs (HBase: ADMIN or CREATE since HBASE-11008).
+const BULK_LOAD: &[Action] = &[Action::Admin, Action::Create];
 
 type R<T> = Result<Response<T>, Status>;
 
@@ -47,13 +53,42 @@ fn is_short_plain_scan(req: &pb::ScanRequest) -> bool {
         && req.spec.as_ref().is_none_or(|s| s.filter.trim().is_empty())
 }
 
+/// The table of a region online here (for permission checks).
+fn table_of(rs: &RegionServer, region: u64) -> Result<String, ServerError> {
+    Ok(rs.region(region)?.table().name.clone())
+}
+
+/// WRITE on every cell of a mutation block sent to `region`.
+fn check_write(
+    rs: &RegionServer,
+    access: &Access,
+    what: &str,
+    region: u64,
+    block: &bytes::Bytes,
+) -> Result<(), ServerError> {
+    if !access.checked() {
+        return Ok(());
+    }
+    let table = table_of(rs, region)?;
+    let mutations = ferrobase_proto::cellblock::decode_mutations(block.clone())?;
+    access.require_write(what, &table, &mutations)
+}
+
 impl RegionService {
+    /// The caller of `req` in front of this server's permissions.
+    fn access<T>(&self, req: &Request<T>) -> Access {
+        self.0
+            .access_checker()
+            .access(crate::acl::identity::grpc_user(req))
+    }
+
     async fn get_call(&self, req: Request<pb::GetRequest>) -> R<pb::RowsResponse> {
+        let access = self.access(&req);
         let req = req.into_inner();
         let short = req.rows.len() <= SHORT_GET_ROWS;
         let work = move |rs: &RegionServer| {
             let rows = req.rows.len() as u32;
-            crate::read_path::get(rs, req.region_id, &req.rows, req.spec.as_ref())
+            crate::read_path::get(rs, req.region_id, &req.rows, req.spec.as_ref(), &access)
                 .map(|cells| pb::RowsResponse { cells, rows })
         };
         if short && self.0.engine().reads_are_local() {
@@ -71,13 +106,17 @@ impl RegionService {
     }
 
     async fn mutate_call(&self, req: Request<pb::MutateRequest>) -> R<pb::Empty> {
+        let access = self.access(&req);
         let req = req.into_inner();
-        handle!(self, |rs| rs
-            .mutate(req.region_id, req.mutations)
-            .map(|_| pb::Empty {}))
+        handle!(self, |rs| {
+            check_write(&rs, &access, "mutate", req.region_id, &req.mutations)?;
+            rs.mutate(req.region_id, req.mutations)
+                .map(|_| pb::Empty {})
+        })
     }
 
     async fn multi_call(&self, req: Request<pb::MultiRequest>) -> R<pb::MultiResponse> {
+        let access = self.access(&req);
         let req = req.into_inner();
         handle!(self, |rs| {
             let results = req
@@ -85,7 +124,10 @@ impl RegionService {
                 .into_iter()
                 .map(|a| {
                     let region_id = a.region_id;
-                    match rs.mutate(region_id, a.mutations) {
+                    // A denied region's rows are not applied; the others are.
+                    let done = check_write(&rs, &access, "multi", region_id, &a.mutations)
+                        .and_then(|()| rs.mutate(region_id, a.mutations));
+                    match done {
                         Ok(()) => pb::ActionResult {
                             region_id,
                             ..Default::default()
@@ -103,17 +145,18 @@ impl RegionService {
     }
 
     async fn scan_call(&self, req: Request<pb::ScanRequest>) -> R<pb::ScanResponse> {
+        let access = self.access(&req);
         let req = req.into_inner();
         let reply = if self.0.engine().reads_are_local() && is_short_plain_scan(&req) {
             // Like a get: a few blocks read on the RPC thread.
             self.0
                 .pool()
-                .run_here(|| crate::read_path::scan(&self.0, req))
+                .run_here(|| crate::read_path::scan(&self.0, req, &access))
         } else {
             let rs = self.0.clone();
             self.0
                 .pool()
-                .run(move || crate::read_path::scan(&rs, req))
+                .run(move || crate::read_path::scan(&rs, req, &access))
                 .await
         }
         .map_err(Status::from)?;
@@ -131,20 +174,37 @@ impl RegionService {
         &self,
         req: Request<pb::ReadModifyWriteRequest>,
     ) -> R<pb::RowsResponse> {
+        let access = self.access(&req);
         let req = req.into_inner();
-        handle!(self, |rs| rs
-            .read_modify_write(req.region_id, req.mutation, req.append)
-            .map(|cells| pb::RowsResponse { cells, rows: 1 }))
+        let what = if req.append { "append" } else { "increment" };
+        handle!(self, |rs| {
+            check_write(&rs, &access, what, req.region_id, &req.mutation)?;
+            rs.read_modify_write(req.region_id, req.mutation, req.append)
+                .map(|cells| pb::RowsResponse { cells, rows: 1 })
+        })
     }
 
     async fn check_and_mutate_call(
         &self,
         req: Request<pb::CheckAndMutateRequest>,
     ) -> R<pb::BoolResponse> {
+        let access = self.access(&req);
         let req = req.into_inner();
-        handle!(self, |rs| rs
-            .check_and_mutate(req)
-            .map(|value| pb::BoolResponse { value }))
+        handle!(self, |rs| {
+            if access.checked() {
+                // HBase's checkAndPut: READ and WRITE on the checked column.
+                let table = table_of(&rs, req.region_id)?;
+                access.require_column_all(
+                    "checkAndMutate",
+                    &table,
+                    (&req.family, &req.qualifier),
+                    &[Action::Read, Action::Write],
+                )?;
+                check_write(&rs, &access, "checkAndMutate", req.region_id, &req.mutation)?;
+            }
+            rs.check_and_mutate(req)
+                .map(|value| pb::BoolResponse { value })
+        })
     }
 }
 
@@ -236,18 +296,48 @@ impl region_server_server::RegionServer for RegionService {
         &self,
         req: Request<pb::PrepareBulkLoadRequest>,
     ) -> R<pb::PrepareBulkLoadResponse> {
+        let access = self.access(&req);
         let region = req.into_inner().region_id;
-        handle!(self, |rs| rs.prepare_bulk_load(region))
+        handle!(self, |rs| {
+            // HBase's prePrepareBulkLoad: ADMIN or CREATE on the table.
+            if access.checked() {
+                let table = table_of(&rs, region)?;
+                access.require_table("prepareBulkLoad", &table, BULK_LOAD)?;
+            }
+            rs.prepare_bulk_load(region)
+        })
     }
 
     async fn bulk_load(&self, req: Request<pb::BulkLoadRequest>) -> R<pb::BulkLoadResponse> {
+        let access = self.access(&req);
         let req = req.into_inner();
-        handle!(self, |rs| rs.bulk_load(req))
+        handle!(self, |rs| {
+            // HBase's preBulkLoadHFile: ADMIN or CREATE on each family.
+            if access.checked() {
+                let table = table_of(&rs, req.region_id)?;
+                for f in &req.files {
+                    access.require_family(
+                        "bulkLoadHFile",
+                        &table,
+                        f.family.as_bytes(),
+                        BULK_LOAD,
+                    )?;
+                }
+            }
+            rs.bulk_load(req)
+        })
     }
 
     async fn cleanup_bulk_load(&self, req: Request<pb::CleanupBulkLoadRequest>) -> R<pb::Empty> {
+        let access = self.access(&req);
         let req = req.into_inner();
-        handle!(self, |rs| rs.cleanup_bulk_load(req).map(|_| pb::Empty {}))
+        handle!(self, |rs| {
+            if access.checked() {
+                let table = table_of(&rs, req.region_id)?;
+                access.require_table("cleanupBulkLoad", &table, BULK_LOAD)?;
+            }
+            rs.cleanup_bulk_load(req).map(|_| pb::Empty {})
+        })
     }
 
     async fn check_and_mutate(

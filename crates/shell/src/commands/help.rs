@@ -5,7 +5,15 @@ use super::{COMMANDS, Reply, arity, closest};
 use crate::value::Value;
 use crate::{ShellError, arg_err};
 
-const GROUPS: &[&str] = &["general", "ddl", "namespace", "dml", "snapshots", "tools"];
+const GROUPS: &[&str] = &[
+    "general",
+    "ddl",
+    "namespace",
+    "dml",
+    "snapshots",
+    "tools",
+    "security",
+];
 
 /// Usage text of each command.
 fn usage(name: &str) -> Option<&'static str> {
@@ -102,6 +110,15 @@ fn usage(name: &str) -> Option<&'static str> {
         }
         "compact" => {
             "Compact all regions in a table, or one region by its id:\n  hbase> compact 't1'\n  hbase> compact '1234'\n"
+        }
+        "grant" => {
+            "Grant users specific rights.\nSyntax: grant <user>, <permissions> [, <@namespace> [, <table> [, <column family> [, <column qualifier>]]]]\n\npermissions is either zero or more letters from the set \"RWXCA\".\nREAD('R'), WRITE('W'), EXEC('X'), CREATE('C'), ADMIN('A')\n\nFor example:\n\n    hbase> grant 'bobsmith', 'RWXCA'\n    hbase> grant 'bobsmith', 'RW', '@ns1'\n    hbase> grant 'bobsmith', 'RW', 't1', 'f1', 'col1'\n"
+        }
+        "revoke" => {
+            "Revoke a user's access rights.\nSyntax: revoke <user> [, <@namespace> [, <table> [, <column family> [, <column qualifier>]]]]\n\nFor example:\n\n    hbase> revoke 'bobsmith'\n    hbase> revoke 'bobsmith', '@ns1'\n    hbase> revoke 'bobsmith', 't1', 'f1', 'col1'\n"
+        }
+        "user_permission" => {
+            "Show all permissions for the particular user.\nSyntax : user_permission <table>\n\nNote: A namespace must always precede with '@' character.\n\nFor example:\n\n    hbase> user_permission\n    hbase> user_permission '@ns1'\n    hbase> user_permission 'table1'\n    hbase> user_permission 'namespace1:table1'\n    hbase> user_permission '.*'\n"
         }
         "flush" => {
             "Flush all regions in passed table or pass a region id to flush an\nindividual region. For example:\n\n  hbase> flush 't1'\n  hbase> flush '1234'\n"

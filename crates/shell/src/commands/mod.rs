@@ -4,8 +4,9 @@
 //! Each submodule owns one group: [`ddl`] (tables and families), [`dml`]
 //! (writes and counters), [`namespace`] (create, alter, describe, list,
 //! drop namespaces), [`read`] (get, scan, count), [`snapshot`]
-//! (snapshot, list, delete, clone, restore), [`tools`] (flush,
-//! compaction, split, merge_region, status, version, whoami) and [`help`]. Commands
+//! (snapshot, list, delete, clone, restore), [`security`] (grant, revoke,
+//! user_permission), [`tools`] (flush, compaction, split, merge_region,
+//! status, version, whoami) and [`help`]. Commands
 //! write their output to a string; the session prints it.
 
 pub mod ddl;
@@ -13,6 +14,7 @@ pub mod dml;
 pub mod help;
 pub mod namespace;
 pub mod read;
+pub mod security;
 pub mod snapshot;
 pub mod tools;
 
@@ -86,6 +88,9 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("list_snapshots", "snapshots"),
     ("restore_snapshot", "snapshots"),
     ("snapshot", "snapshots"),
+    ("grant", "security"),
+    ("revoke", "security"),
+    ("user_permission", "security"),
     ("compact", "tools"),
     ("flush", "tools"),
     ("major_compact", "tools"),
@@ -133,6 +138,9 @@ pub async fn run(shell: &mut Shell, cmd: &Command, out: &mut String) -> Result<R
         "delete_snapshot" => snapshot::delete_snapshot(shell, a).await,
         "clone_snapshot" => snapshot::clone_snapshot(shell, a).await,
         "restore_snapshot" => snapshot::restore_snapshot(shell, a).await,
+        "grant" => security::grant(shell, a).await,
+        "revoke" => security::revoke(shell, a).await,
+        "user_permission" => security::user_permission(shell, a, out).await,
         "flush" => tools::flush(shell, a).await,
         "compact" => tools::compact(shell, a, false).await,
         "major_compact" => tools::compact(shell, a, true).await,
@@ -140,7 +148,7 @@ pub async fn run(shell: &mut Shell, cmd: &Command, out: &mut String) -> Result<R
         "merge_region" => tools::merge_region(shell, a).await,
         "status" => tools::status(shell, a, out).await,
         "version" => tools::version(a, out),
-        "whoami" => tools::whoami(a, out),
+        "whoami" => tools::whoami(shell, a, out),
         "help" => help::help(a, out),
         "exit" | "quit" => Ok(Reply::Exit),
         other => Err(ShellError::UnknownCommand {

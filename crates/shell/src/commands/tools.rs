@@ -169,11 +169,11 @@ pub fn version(args: &[Value], out: &mut String) -> Result<Reply, ShellError> {
     Ok(Reply::timed())
 }
 
-pub fn whoami(args: &[Value], out: &mut String) -> Result<Reply, ShellError> {
+/// `whoami`: the user this shell claims (`hbase.client.user`, else the OS
+/// user); a TLS client certificate's CN overrides it on the server.
+pub fn whoami(shell: &mut Shell, args: &[Value], out: &mut String) -> Result<Reply, ShellError> {
     arity("whoami", args, 0..=0)?;
-    let user = std::env::var("USER")
-        .or_else(|_| std::env::var("LOGNAME"))
-        .unwrap_or_else(|_| "unknown".into());
+    let user = shell.conn.settings().claimed_user();
     let _ = writeln!(out, "{user} (auth:SIMPLE)\n    groups: {user}");
     Ok(Reply::timed())
 }

@@ -11,6 +11,7 @@ impl MasterService<'_> {
         me: &ServerName,
         cluster_id: &str,
     ) -> Outcome<pb::GetClusterStatusResponse> {
+        self.require_global("getClusterMetrics", ADMIN)?;
         let status = self.master.cluster_status();
         let local = format!("{}:{}", me.host, me.port);
         let live_servers = status
@@ -158,6 +159,7 @@ impl MasterService<'_> {
     /// Flushes every region of a table, HBase's table name given.
     fn flush(&self, table: &str) -> Outcome<()> {
         let name = TableName::parse(table).map_err(|e| do_not_retry(e.to_string()))?;
+        self.require_table("flush", &name.name_as_string(), DDL)?;
         self.master.flush(&name.name_as_string()).map_err(exception)
     }
 
@@ -166,6 +168,7 @@ impl MasterService<'_> {
     /// store) and answers a finished procedure.
     pub fn flush_table(&self, req: &pb::FlushTableRequest) -> Outcome<pb::FlushTableResponse> {
         let name = table_name(&req.table_name)?;
+        self.require_table("flush", &name, DDL)?;
         let desc = self.descriptor(&name)?;
         for f in &req.column_family {
             let family = String::from_utf8_lossy(f);
@@ -189,6 +192,7 @@ impl MasterService<'_> {
         req: &pb::SplitTableRegionRequest,
     ) -> Outcome<pb::SplitTableRegionResponse> {
         let table = table_name(&req.region_info.table_name)?;
+        self.require_table("split", &table, ADMIN)?;
         let id = req.region_info.region_id;
         let (_, regions) = self.master.table_regions(&table).map_err(exception)?;
         if !regions.iter().any(|r| r.region_id == id) {
@@ -225,6 +229,10 @@ impl MasterService<'_> {
             ));
         };
         let (a, b) = (self.region_id(a)?, self.region_id(b)?);
+        for id in [a, b] {
+            let table = self.master.table_of_target(&id.to_string());
+            self.require_table("mergeRegions", &table, ADMIN)?;
+        }
         self.master
             .merge(&a.to_string(), &b.to_string())
             .map_err(exception)?;
@@ -265,6 +273,7 @@ impl MasterService<'_> {
     /// opens it on the one named, or on the least loaded other server;
     /// answers once it serves there. With one server it stays put.
     pub fn move_region(&self, req: &pb::MoveRegionRequest) -> Outcome<pb::MoveRegionResponse> {
+        self.require_global("move", ADMIN)?;
         let id = self.region_id(&req.region)?;
         let dest = match &req.dest_server_name {
             Some(s) => Some(

@@ -39,6 +39,7 @@ impl MasterService<'_> {
         &self,
         req: &pb::CreateNamespaceRequest,
     ) -> Outcome<pb::CreateNamespaceResponse> {
+        self.require_global("createNamespace", ADMIN)?;
         let (name, config) = Self::namespace_config(&req.namespace_descriptor)?;
         self.master
             .create_namespace(&name, config)
@@ -52,6 +53,7 @@ impl MasterService<'_> {
         &self,
         req: &pb::ModifyNamespaceRequest,
     ) -> Outcome<pb::ModifyNamespaceResponse> {
+        self.require_global("modifyNamespace", ADMIN)?;
         let (name, config) = Self::namespace_config(&req.namespace_descriptor)?;
         self.master
             .modify_namespace(&name, config)
@@ -65,6 +67,7 @@ impl MasterService<'_> {
         &self,
         req: &pb::DeleteNamespaceRequest,
     ) -> Outcome<pb::DeleteNamespaceResponse> {
+        self.require_global("deleteNamespace", ADMIN)?;
         let ns = &req.namespace_name;
         if !self.tables(None, false, Some(ns))?.is_empty() {
             return Err(HBaseException::new(
@@ -84,6 +87,9 @@ impl MasterService<'_> {
         &self,
         req: &pb::GetNamespaceDescriptorRequest,
     ) -> Outcome<pb::GetNamespaceDescriptorResponse> {
+        self.access
+            .require_namespace("getNamespaceDescriptor", &req.namespace_name, ADMIN)
+            .map_err(exception)?;
         Ok(pb::GetNamespaceDescriptorResponse {
             namespace_descriptor: self.namespace(&req.namespace_name)?,
         })

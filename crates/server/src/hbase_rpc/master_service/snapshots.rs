@@ -37,8 +37,10 @@ impl MasterService<'_> {
             .table
             .as_deref()
             .ok_or_else(|| do_not_retry("a snapshot needs a table"))?;
+        let table = snapshot_table(table)?;
+        self.require_table("snapshot", &table, ADMIN)?;
         self.master
-            .snapshot(&snapshot_table(table)?, &req.snapshot.name)
+            .snapshot(&table, &req.snapshot.name)
             .map_err(exception)?;
         Ok(pb::SnapshotResponse {
             expected_timeout: SNAPSHOT_EXPECTED_TIMEOUT_MS,
@@ -73,6 +75,7 @@ impl MasterService<'_> {
         &self,
         _req: &pb::GetCompletedSnapshotsRequest,
     ) -> Outcome<pb::GetCompletedSnapshotsResponse> {
+        self.require_global("listSnapshot", ADMIN)?;
         let all = self.master.list_snapshots(None).map_err(exception)?;
         Ok(pb::GetCompletedSnapshotsResponse {
             snapshots: all.iter().map(snapshot_to_pb).collect(),
@@ -83,6 +86,7 @@ impl MasterService<'_> {
         &self,
         req: &pb::DeleteSnapshotRequest,
     ) -> Outcome<pb::DeleteSnapshotResponse> {
+        self.require_global("deleteSnapshot", ADMIN)?;
         self.master
             .delete_snapshot(&req.snapshot.name)
             .map_err(exception)?;
@@ -97,6 +101,7 @@ impl MasterService<'_> {
         &self,
         req: &pb::RestoreSnapshotRequest,
     ) -> Outcome<pb::RestoreSnapshotResponse> {
+        self.require_global("restoreSnapshot", ADMIN)?;
         let name = &req.snapshot.name;
         let found = self.master.describe_snapshot(name).map_err(exception)?;
         let target = match req.snapshot.table.as_deref().filter(|t| !t.is_empty()) {

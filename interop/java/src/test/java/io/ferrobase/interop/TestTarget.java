@@ -91,6 +91,15 @@ public final class TestTarget {
     return dir == null || dir.isEmpty() ? null : dir;
   }
 
+  /**
+   * True with {@code FERROBASE_AUTHZ=1}: the server enforces permissions ({@code
+   * hbase.security.authorization}); the suite's user is its superuser, other users start with no
+   * permission (AccessControlTest).
+   */
+  public static boolean authorization() {
+    return !System.getenv().getOrDefault("FERROBASE_AUTHZ", "").isEmpty();
+  }
+
   /** {@code host:port} the client bootstraps from. */
   public String bootstrap() {
     return bootstrap;
@@ -161,6 +170,11 @@ public final class TestTarget {
         command.add("--set");
         command.add(set);
       }
+    }
+    if (authorization()) {
+      // HBase's AccessController on: this JVM's user started the server, so it is a superuser.
+      command.add("--set");
+      command.add("hbase.security.authorization=true");
     }
     ProcessBuilder pb = new ProcessBuilder(command);
     pb.redirectErrorStream(true);
