@@ -21,7 +21,8 @@
 //! Each server whose WAL step 2 splits is remembered as a [`DeadServer`]
 //! (HBase's dead server list: the master page and
 //! `hbase_master_dead_region_servers`) until a server comes back on the
-//! same host and port; `hbase_master_server_crash_total` counts them.
+//! same host and port; `hbase_master_server_crash_total` counts them and
+//! `hbase_master_wal_split_milliseconds_total` adds up their WAL splits.
 //!
 //! Every step runs under the DDL lock, so no DDL call sees a half-done
 //! pass. This module never talks to etcd or gRPC itself: only through
@@ -35,10 +36,6 @@ use ferrobase_storage::RegionInfo;
 use ferrobase_storage::wal::split;
 use std::time::{Instant, SystemTime};
 
-/// Dead servers counted since this master started.
-pub const SERVER_CRASHES: &str = "hbase_master_server_crash_total";
-/// Time to split one dead server's WAL.
-pub const WAL_SPLIT_SECONDS: &str = "hbase_master_wal_split_seconds";
 /// How many dead servers the list keeps (the oldest go first).
 const DEAD_KEPT: usize = 100;
 
@@ -247,8 +244,9 @@ impl Master {
                 "split the WAL of a dead region server"
             );
             fs.delete_all(&dir).map_err(io)?;
-            metrics::histogram!(WAL_SPLIT_SECONDS).record(started.elapsed());
-            metrics::counter!(SERVER_CRASHES).increment(1);
+            let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            self.crashes[0].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.crashes[1].fetch_add(ms, std::sync::atomic::Ordering::Relaxed);
             let mut list = self.dead.lock();
             list.retain(|d| d.name != name);
             list.push(DeadServer {

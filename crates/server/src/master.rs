@@ -53,6 +53,8 @@ pub struct Master {
     pub(crate) wal_root: Option<PathBuf>,
     /// Servers found dead, newest last (see `assignment`).
     pub(crate) dead: Mutex<Vec<crate::assignment::DeadServer>>,
+    /// Dead servers handled, and the milliseconds their WAL splits took.
+    pub(crate) crashes: [std::sync::atomic::AtomicU64; 2],
     stopping: std::sync::atomic::AtomicBool,
     /// The permissions the services check ([`crate::acl`]).
     access: parking_lot::RwLock<Arc<crate::acl::AccessChecker>>,
@@ -91,6 +93,7 @@ impl Master {
             data_dir: data_dir.to_path_buf(),
             wal_root: wal_root.map(Path::to_path_buf),
             dead: Mutex::new(Vec::new()),
+            crashes: Default::default(),
             stopping: std::sync::atomic::AtomicBool::new(false),
             access: parking_lot::RwLock::new(crate::acl::AccessChecker::disabled()),
         };

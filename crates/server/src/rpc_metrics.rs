@@ -83,15 +83,6 @@ fn describe() {
         metrics::Unit::Seconds,
         "Memstore flush time"
     );
-    metrics::describe_counter!(
-        crate::assignment::SERVER_CRASHES,
-        "Dead region servers whose WAL this master split"
-    );
-    metrics::describe_histogram!(
-        crate::assignment::WAL_SPLIT_SECONDS,
-        metrics::Unit::Seconds,
-        "Time to split one dead region server's WAL"
-    );
     metrics::describe_histogram!(
         ferrobase_storage::engine::COMPACTION_SECONDS,
         metrics::Unit::Seconds,

@@ -8,7 +8,10 @@
 //! while cold (or re-inserted soon after being evicted, via its ghost list),
 //! so a long one-pass scan or compaction read churns the cold queue without
 //! flushing the hot working set. That is the scan resistance HBase gets from
-//! its single/multi/in-memory LRU buckets.
+//! its single/multi LRU buckets. IN_MEMORY families' blocks (HBase's
+//! in-memory bucket) go to a tier of their own of up to a quarter of the
+//! capacity, which other reads never evict from; the general tier gets the
+//! capacity that tier does not use.
 //!
 //! What it stores is decided by the store file reader: the decompressed but
 //! still encoded block payload. This module never reads files and never
@@ -81,11 +84,22 @@ impl CacheStats {
     }
 }
 
-/// See the module docs.
-pub struct BlockCache {
+/// The share of the capacity IN_MEMORY families' blocks may hold (HBase's
+/// `hbase.lru.blockcache.memory.percentage` default).
+pub const IN_MEMORY_SHARE: f64 = 0.25;
+
+type Tier = Cache<Key, Bytes, BlockWeighter, DefaultHashBuilder, EvictionCounter>;
+
+/// The tiers and counters every view shares.
+struct Tiers {
     /// `None` when the capacity is 0 (cache disabled).
-    inner: Option<Cache<Key, Bytes, BlockWeighter, DefaultHashBuilder, EvictionCounter>>,
+    general: Option<Tier>,
+    /// IN_MEMORY families' blocks, up to [`IN_MEMORY_SHARE`] of the
+    /// capacity; the general tier gets the rest of what this one holds.
+    in_memory: Option<Tier>,
     capacity: u64,
+    /// The in-memory tier's weight when the general tier was last resized.
+    sized_for: AtomicU64,
     evictions: EvictionCounter,
     hits: AtomicU64,
     misses: AtomicU64,
@@ -93,9 +107,45 @@ pub struct BlockCache {
     invalidations: AtomicU64,
 }
 
+fn tier(capacity: u64, evictions: &EvictionCounter) -> Option<Tier> {
+    (capacity > 0).then(|| {
+        let items = (capacity / TYPICAL_BLOCK).clamp(64, usize::MAX as u64 / 2) as usize;
+        let options = OptionsBuilder::new()
+            .estimated_items_capacity(items)
+            .weight_capacity(capacity)
+            .build();
+        match options {
+            Ok(o) => Cache::with_options(
+                o,
+                BlockWeighter,
+                DefaultHashBuilder::default(),
+                evictions.clone(),
+            ),
+            // Only fails when a required option is missing; both are set.
+            Err(_) => Cache::with(
+                items,
+                capacity,
+                BlockWeighter,
+                DefaultHashBuilder::default(),
+                evictions.clone(),
+            ),
+        }
+    })
+}
+
+/// See the module docs. A `BlockCache` is a view of the process's cache:
+/// [`BlockCache::new`] gives the general view, [`in_memory_view`]
+/// (Self::in_memory_view) the one IN_MEMORY families' readers use. A view
+/// reads and fills its own tier; counters and capacity are shared.
+pub struct BlockCache {
+    tiers: Arc<Tiers>,
+    in_memory: bool,
+}
+
 impl std::fmt::Debug for BlockCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BlockCache")
+            .field("in_memory", &self.in_memory)
             .field("stats", &self.stats())
             .finish()
     }
@@ -106,66 +156,93 @@ impl BlockCache {
     /// misses, inserts are dropped).
     pub fn new(capacity_bytes: u64) -> BlockCache {
         let evictions = EvictionCounter::default();
-        let inner = (capacity_bytes > 0).then(|| {
-            let items = (capacity_bytes / TYPICAL_BLOCK).clamp(64, usize::MAX as u64 / 2) as usize;
-            let options = OptionsBuilder::new()
-                .estimated_items_capacity(items)
-                .weight_capacity(capacity_bytes)
-                .build();
-            match options {
-                Ok(o) => Cache::with_options(
-                    o,
-                    BlockWeighter,
-                    DefaultHashBuilder::default(),
-                    evictions.clone(),
-                ),
-                // Only fails when a required option is missing; both are set.
-                Err(_) => Cache::with(
-                    items,
-                    capacity_bytes,
-                    BlockWeighter,
-                    DefaultHashBuilder::default(),
-                    evictions.clone(),
-                ),
-            }
-        });
+        let memory_cap = (capacity_bytes as f64 * IN_MEMORY_SHARE) as u64;
         BlockCache {
-            inner,
-            capacity: capacity_bytes,
-            evictions,
-            hits: AtomicU64::new(0),
-            misses: AtomicU64::new(0),
-            inserts: AtomicU64::new(0),
-            invalidations: AtomicU64::new(0),
+            tiers: Arc::new(Tiers {
+                general: tier(capacity_bytes, &evictions),
+                in_memory: tier(memory_cap, &evictions),
+                capacity: capacity_bytes,
+                sized_for: AtomicU64::new(0),
+                evictions,
+                hits: AtomicU64::new(0),
+                misses: AtomicU64::new(0),
+                inserts: AtomicU64::new(0),
+                invalidations: AtomicU64::new(0),
+            }),
+            in_memory: false,
+        }
+    }
+
+    /// The view of the same cache for IN_MEMORY families: their blocks
+    /// live in a tier of their own, so scans and other families' reads
+    /// never push them out (HBase's in-memory priority).
+    pub fn in_memory_view(&self) -> BlockCache {
+        BlockCache {
+            tiers: self.tiers.clone(),
+            in_memory: true,
+        }
+    }
+
+    /// The general view again (tests compare the two).
+    #[cfg(test)]
+    fn in_memory_view_off(&self) -> BlockCache {
+        BlockCache {
+            tiers: self.tiers.clone(),
+            in_memory: false,
+        }
+    }
+
+    fn own(&self) -> Option<&Tier> {
+        if self.in_memory {
+            self.tiers.in_memory.as_ref()
+        } else {
+            self.tiers.general.as_ref()
         }
     }
 
     /// The block at `offset` of reader `file_id`, if cached.
     pub fn get(&self, file_id: u64, offset: u64) -> Option<Bytes> {
-        let found = self.inner.as_ref().and_then(|c| c.get(&(file_id, offset)));
-        let counter = if found.is_some() {
-            &self.hits
-        } else {
-            &self.misses
-        };
+        let t = &*self.tiers;
+        let found = self.own().and_then(|c| c.get(&(file_id, offset)));
+        let counter = if found.is_some() { &t.hits } else { &t.misses };
         counter.fetch_add(1, Ordering::Relaxed);
         found
     }
 
     /// Caches a block (replacing any block under the same key).
     pub fn insert(&self, file_id: u64, offset: u64, block: Bytes) {
-        if let Some(c) = &self.inner {
-            c.insert((file_id, offset), block);
-            self.inserts.fetch_add(1, Ordering::Relaxed);
+        let Some(c) = self.own() else {
+            return;
+        };
+        c.insert((file_id, offset), block);
+        self.tiers.inserts.fetch_add(1, Ordering::Relaxed);
+        if self.in_memory {
+            self.resize_general();
+        }
+    }
+
+    /// Gives the general tier what the in-memory tier does not hold, once
+    /// the latter moved by 1/64 of the capacity (resizing evicts, so not
+    /// at every insert).
+    fn resize_general(&self) {
+        let t = &*self.tiers;
+        let (Some(general), Some(memory)) = (&t.general, &t.in_memory) else {
+            return;
+        };
+        let held = memory.weight();
+        let last = t.sized_for.load(Ordering::Relaxed);
+        if held.abs_diff(last) >= (t.capacity / 64).max(1) {
+            t.sized_for.store(held, Ordering::Relaxed);
+            general.set_capacity(t.capacity.saturating_sub(held).max(1));
         }
     }
 
     /// Drops one block (a store file reader evicting its own blocks).
     pub fn evict_block(&self, file_id: u64, offset: u64) {
-        if let Some(c) = &self.inner
+        if let Some(c) = self.own()
             && c.remove(&(file_id, offset)).is_some()
         {
-            self.invalidations.fetch_add(1, Ordering::Relaxed);
+            self.tiers.invalidations.fetch_add(1, Ordering::Relaxed);
         }
     }
 
@@ -174,26 +251,36 @@ impl BlockCache {
     /// [`evict_block`](Self::evict_block), which
     /// `StoreFileReader::evict_from_cache` does.
     pub fn evict_file(&self, file_id: u64) {
-        if let Some(c) = &self.inner {
+        let t = &*self.tiers;
+        for c in [&t.general, &t.in_memory].into_iter().flatten() {
             let before = c.len();
             c.retain(|k, _| k.0 != file_id);
             let removed = before.saturating_sub(c.len());
-            self.invalidations
-                .fetch_add(removed as u64, Ordering::Relaxed);
+            t.invalidations.fetch_add(removed as u64, Ordering::Relaxed);
         }
     }
 
-    /// A snapshot of the counters.
+    /// A snapshot of the counters (both tiers).
     pub fn stats(&self) -> CacheStats {
+        let t = &*self.tiers;
+        let tiers = [&t.general, &t.in_memory];
         CacheStats {
-            hits: self.hits.load(Ordering::Relaxed),
-            misses: self.misses.load(Ordering::Relaxed),
-            evictions: self.evictions.0.load(Ordering::Relaxed),
-            inserts: self.inserts.load(Ordering::Relaxed),
-            invalidations: self.invalidations.load(Ordering::Relaxed),
-            size_bytes: self.inner.as_ref().map_or(0, |c| c.weight()),
-            capacity_bytes: self.capacity,
-            entries: self.inner.as_ref().map_or(0, |c| c.len() as u64),
+            hits: t.hits.load(Ordering::Relaxed),
+            misses: t.misses.load(Ordering::Relaxed),
+            evictions: t.evictions.0.load(Ordering::Relaxed),
+            inserts: t.inserts.load(Ordering::Relaxed),
+            invalidations: t.invalidations.load(Ordering::Relaxed),
+            size_bytes: tiers
+                .iter()
+                .filter_map(|c| c.as_ref())
+                .map(|c| c.weight())
+                .sum(),
+            capacity_bytes: t.capacity,
+            entries: tiers
+                .iter()
+                .filter_map(|c| c.as_ref())
+                .map(|c| c.len() as u64)
+                .sum(),
         }
     }
 }
@@ -281,6 +368,41 @@ mod tests {
             "only {survivors}/50 hot blocks survived: {:?}",
             c.stats()
         );
+    }
+
+    #[test]
+    fn in_memory_blocks_survive_any_other_read() {
+        // A full cache; then 50 blocks (half the in-memory tier: its shards
+        // fill unevenly) read once each (no second hit to
+        // protect them), then 50 times the capacity of other blocks.
+        // Returns how many of the 50 are still cached.
+        let run = |in_memory: bool| {
+            let c = BlockCache::new(400 * (1000 + ENTRY_OVERHEAD));
+            let m = if in_memory {
+                c.in_memory_view()
+            } else {
+                c.in_memory_view_off()
+            };
+            for b in 0..1_000 {
+                access(&c, 3, b);
+            }
+            for b in 0..50 {
+                assert!(!access(&m, 1, b));
+            }
+            for b in 0..20_000 {
+                access(&c, 2, b);
+            }
+            let s = c.stats();
+            // The capacity is shared (the general tier is resized once the
+            // other moved by 1/64 of it).
+            assert!(
+                s.size_bytes <= s.capacity_bytes + s.capacity_bytes / 64,
+                "{s:?}"
+            );
+            (0..50).filter(|b| m.get(1, *b).is_some()).count()
+        };
+        assert_eq!(run(true), 50);
+        assert!(run(false) < 10, "the test must tell the tiers apart");
     }
 
     #[test]

@@ -56,6 +56,8 @@ pub struct EngineShared {
     data_dir: PathBuf,
     wal: Arc<Wal>,
     cache: Arc<BlockCache>,
+    /// The view of `cache` IN_MEMORY families read through.
+    in_memory_cache: Arc<BlockCache>,
     /// Off unless `ferrobase.rowcache.size` is set.
     row_cache: Option<Arc<RowCache>>,
     regions: RwLock<HashMap<u64, Arc<Region>>>,
@@ -131,7 +133,9 @@ impl Engine {
             0 => None,
             bytes => Some(Arc::new(RowCache::new(bytes))),
         };
+        let in_memory_cache = Arc::new(cache.in_memory_view());
         let shared = Arc::new(EngineShared {
+            in_memory_cache,
             row_cache,
             global_limit: settings.global_memstore_limit().max(1),
             global_low_mark: settings.global_memstore_low_mark().max(1),
@@ -321,8 +325,14 @@ impl EngineShared {
         &self.wal
     }
 
-    pub(crate) fn cache(&self) -> &Arc<BlockCache> {
-        &self.cache
+    /// The block cache view for a family's readers: IN_MEMORY families
+    /// get the tier other reads never evict from (`cache` module).
+    pub(crate) fn cache_for(&self, family: &ferrobase_types::FamilyDescriptor) -> Arc<BlockCache> {
+        if family.in_memory {
+            self.in_memory_cache.clone()
+        } else {
+            self.cache.clone()
+        }
     }
 
     pub(crate) fn row_cache(&self) -> Option<&Arc<RowCache>> {

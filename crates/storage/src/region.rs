@@ -150,7 +150,7 @@ impl Region {
             remove_orphans(&*fs, shared.data_dir(), &fdir, &live)?;
             let mut readers = Vec::new();
             for name in live.iter().rev() {
-                let cache = Some(shared.cache().clone());
+                let cache = Some(shared.cache_for(family));
                 readers.push(match manifest.references.get(name) {
                     Some(r) => crate::storefile::open_reference(
                         &*fs,

@@ -193,8 +193,13 @@ pub fn region_server(rs: &RegionServer, totals: &Mutex<RequestTotals>) {
         c.capacity_bytes as f64,
     );
     gauge("hbase_regionserver_block_cache_blocks", c.entries as f64);
-    if let Some(rc) = rs.engine().row_cache() {
-        let r = rc.stats();
+    {
+        // Zeros when the row cache is off: every documented name is there.
+        let r = rs
+            .engine()
+            .row_cache()
+            .map(|rc| rc.stats())
+            .unwrap_or_default();
         counter("hbase_regionserver_row_cache_hits_total", r.hits);
         counter("hbase_regionserver_row_cache_misses_total", r.misses);
         counter("hbase_regionserver_row_cache_bypasses_total", r.bypasses);
@@ -243,6 +248,15 @@ pub fn master(m: &Master, live_servers: usize) {
     gauge(
         "hbase_master_dead_region_servers",
         m.dead_servers().len() as f64,
+    );
+    let [crashes, split_ms] = &m.crashes;
+    counter(
+        "hbase_master_server_crash_total",
+        crashes.load(std::sync::atomic::Ordering::Relaxed),
+    );
+    counter(
+        "hbase_master_wal_split_milliseconds_total",
+        split_ms.load(std::sync::atomic::Ordering::Relaxed),
     );
 }
 

@@ -167,7 +167,8 @@ impl Region {
                 return Err(e);
             }
             moved.push((c.store, name, c.from.clone(), to.clone()));
-            match StoreFileReader::open_on(&*self.fs, &to, Some(self.shared.cache().clone())) {
+            let cache = Some(self.shared.cache_for(&store.family));
+            match StoreFileReader::open_on(&*self.fs, &to, cache) {
                 Ok(r) => readers.push((c.store, r)),
                 Err(e) => {
                     undo(&moved);

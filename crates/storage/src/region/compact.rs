@@ -202,7 +202,11 @@ impl Region {
         let output = if outcome.written > 0 {
             Some((
                 name,
-                StoreFileReader::open_on(&*self.fs, &dest, Some(self.shared.cache().clone()))?,
+                StoreFileReader::open_on(
+                    &*self.fs,
+                    &dest,
+                    Some(self.shared.cache_for(&store.family)),
+                )?,
             ))
         } else {
             // Everything was deleted or expired: the empty file is not

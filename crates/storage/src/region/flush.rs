@@ -153,10 +153,11 @@ impl Region {
         }
         let mut readers = Vec::new();
         for (i, _, dest, _, _) in &written {
-            readers.push((
-                *i,
-                StoreFileReader::open_on(&*self.fs, dest, Some(self.shared.cache().clone()))?,
-            ));
+            let cache = self
+                .stores
+                .get(*i)
+                .map(|s| self.shared.cache_for(&s.family));
+            readers.push((*i, StoreFileReader::open_on(&*self.fs, dest, cache)?));
         }
         {
             let mut m = self.manifest.lock();

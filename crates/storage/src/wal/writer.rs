@@ -26,8 +26,9 @@
 //! (every byte after it belongs to callers that were told "failed", so none
 //! may be replayed later), syncs it, and starts a new segment. Everything
 //! buffered during the failure is dropped, and the *generation* advances:
-//! a ticket of an older generation never counts as written, so nobody
-//! whose bytes were dropped is acknowledged. A fenced log never resumes.
+//! a ticket of an older generation counts as written only if that
+//! generation got past it before it ended, so nobody whose bytes were
+//! dropped or cut off is acknowledged. A fenced log never resumes.
 //!
 //! Fencing: after every batch write or sync, and before anyone is told,
 //! the leader checks that its claim on the WAL directory still holds
@@ -147,6 +148,10 @@ struct CommitState {
     generation: u64,
     /// The failure that ended the previous generation, for its late waiters.
     ended: Option<Failure>,
+    /// (generation, written, synced) where recent generations ended: a
+    /// waiter of one of them whose bytes were written before the failure
+    /// is still told so.
+    ended_at: std::collections::VecDeque<(u64, u64, u64)>,
 }
 
 struct IoState {
@@ -228,6 +233,7 @@ impl Writer {
                 failed: None,
                 generation: 0,
                 ended: None,
+                ended_at: std::collections::VecDeque::new(),
             }),
             done: Condvar::new(),
             io: Mutex::new(IoState {
@@ -332,6 +338,12 @@ impl Writer {
         let mut st = self.state.lock();
         loop {
             if st.generation != generation {
+                let done = st.ended_at.iter().any(|&(g, written, synced)| {
+                    g == generation && (if fsync { synced } else { written }) >= end
+                });
+                if done {
+                    return Ok(());
+                }
                 return Err(st
                     .ended
                     .as_ref()
@@ -507,6 +519,12 @@ impl Writer {
         p.kicked = false;
         p.fsync_upto = p.end;
         p.generation += 1;
+        // Where the ended generation got to, for its late waiters.
+        if st.ended_at.len() >= 16 {
+            st.ended_at.pop_front();
+        }
+        let reached = (st.generation, st.written, st.synced);
+        st.ended_at.push_back(reached);
         io.written = p.end;
         io.synced = p.end;
         st.written = p.end;
