@@ -134,8 +134,9 @@ fn tier(capacity: u64, evictions: &EvictionCounter) -> Option<Tier> {
 }
 
 /// See the module docs. A `BlockCache` is a view of the process's cache:
-/// [`BlockCache::new`] gives the general view, [`in_memory_view`]
-/// (Self::in_memory_view) the one IN_MEMORY families' readers use. A view
+/// [`BlockCache::new`] gives the general view,
+/// [`in_memory_view`](Self::in_memory_view) the one IN_MEMORY families'
+/// readers use. A view
 /// reads and fills its own tier; counters and capacity are shared.
 pub struct BlockCache {
     tiers: Arc<Tiers>,
