@@ -7,64 +7,17 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+mod raw_hbase;
 
-use bytes::{Bytes, BytesMut};
-use ferrobase_hbase_wire::cellblock::CellCodec;
-use ferrobase_hbase_wire::frame::{self, AuthMethod, DEFAULT_MAX_FRAME, ResponseFrame};
+use raw_hbase::RawConn;
+
+use bytes::Bytes;
+use ferrobase_hbase_wire::frame::ResponseFrame;
 use ferrobase_hbase_wire::names::{RegionName, TableName};
 use ferrobase_hbase_wire::pb;
 use ferrobase_types::{RowMutation, Settings};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 
 const DENIED: &str = "org.apache.hadoop.hbase.security.AccessDeniedException";
-
-struct Client {
-    s: TcpStream,
-    buf: BytesMut,
-    next_id: u32,
-}
-
-impl Client {
-    async fn connect(addr: std::net::SocketAddr, service: &str, user: &str) -> Client {
-        let mut s = TcpStream::connect(addr).await.unwrap();
-        let mut out = BytesMut::new();
-        frame::encode_preamble(&mut out, AuthMethod::Simple);
-        let header = pb::ConnectionHeader {
-            user_info: Some(pb::UserInformation {
-                effective_user: user.into(),
-                real_user: None,
-            }),
-            service_name: Some(service.into()),
-            cell_block_codec_class: Some(CellCodec::KeyValue.class_name().into()),
-            ..Default::default()
-        };
-        frame::encode_connection_header(&mut out, &header).unwrap();
-        s.write_all(&out).await.unwrap();
-        Client {
-            s,
-            buf: BytesMut::new(),
-            next_id: 1,
-        }
-    }
-
-    async fn call<M: prost::Message>(&mut self, method: &str, req: &M) -> ResponseFrame {
-        let id = self.next_id;
-        self.next_id += 1;
-        let mut out = BytesMut::new();
-        frame::encode_request(&mut out, id, method, req, None).unwrap();
-        self.s.write_all(&out).await.unwrap();
-        loop {
-            match frame::decode_response(&mut self.buf, DEFAULT_MAX_FRAME).unwrap() {
-                Some(r) => {
-                    assert_eq!(r.call_id(), id);
-                    return r;
-                }
-                None => assert!(self.s.read_buf(&mut self.buf).await.unwrap() > 0),
-            }
-        }
-    }
-}
 
 fn exception(r: &ResponseFrame) -> (String, String) {
     let e = r.header.exception.clone().unwrap_or_default();
@@ -152,14 +105,14 @@ async fn effective_user_is_checked_and_granted() {
     let region = RegionName::new(&TableName::parse("t").unwrap(), b"", id).specifier();
 
     // bob has nothing: Get and Put are denied with HBase's exception.
-    let mut bob = Client::connect(server.addr(), "ClientService", "bob").await;
+    let mut bob = RawConn::connect(server.addr(), "ClientService", Some("bob")).await;
     let (class, text) = exception(&bob.call("Get", &get(&region)).await);
     assert_eq!(class, DENIED);
     assert!(text.contains("'bob'") && text.contains("READ"), "{text}");
     let (class, _) = exception(&bob.call("Mutate", &put(&region, "r2")).await);
     assert_eq!(class, DENIED);
     // ... and so is his DDL and granting himself.
-    let mut bob_master = Client::connect(server.addr(), "MasterService", "bob").await;
+    let mut bob_master = RawConn::connect(server.addr(), "MasterService", Some("bob")).await;
     let disable = pb::DisableTableRequest {
         table_name: TableName::parse("t").unwrap().to_pb(),
         ..Default::default()
@@ -181,7 +134,7 @@ async fn effective_user_is_checked_and_granted() {
     );
 
     // The superuser grants bob READ and WRITE on t.
-    let mut admin = Client::connect(server.addr(), "MasterService", "admin").await;
+    let mut admin = RawConn::connect(server.addr(), "MasterService", Some("admin")).await;
     let caps: pb::SecurityCapabilitiesResponse = ok(&admin
         .call(
             "getSecurityCapabilities",

@@ -8,59 +8,15 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+mod raw_hbase;
 
-use bytes::{Bytes, BytesMut};
-use ferrobase_hbase_wire::frame::{self, AuthMethod, DEFAULT_MAX_FRAME, ResponseFrame};
+use raw_hbase::RawConn;
+
+use bytes::Bytes;
+use ferrobase_hbase_wire::frame::ResponseFrame;
 use ferrobase_hbase_wire::{RegionName, pb};
 use ferrobase_types::RowMutation;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
-
-struct Admin {
-    s: TcpStream,
-    buf: BytesMut,
-    next_id: u32,
-}
-
-impl Admin {
-    async fn connect(addr: std::net::SocketAddr) -> Admin {
-        Admin::connect_to(addr, "AdminService").await
-    }
-
-    async fn connect_to(addr: std::net::SocketAddr, service: &str) -> Admin {
-        let mut s = TcpStream::connect(addr).await.unwrap();
-        let mut out = BytesMut::new();
-        frame::encode_preamble(&mut out, AuthMethod::Simple);
-        let header = pb::ConnectionHeader {
-            service_name: Some(service.into()),
-            ..Default::default()
-        };
-        frame::encode_connection_header(&mut out, &header).unwrap();
-        s.write_all(&out).await.unwrap();
-        Admin {
-            s,
-            buf: BytesMut::new(),
-            next_id: 1,
-        }
-    }
-
-    /// One call, answered before the next is sent.
-    async fn call<M: prost::Message>(&mut self, method: &str, req: &M) -> ResponseFrame {
-        let id = self.next_id;
-        self.next_id += 1;
-        let mut out = BytesMut::new();
-        frame::encode_request(&mut out, id, method, req, None).unwrap();
-        self.s.write_all(&out).await.unwrap();
-        loop {
-            if let Some(r) = frame::decode_response(&mut self.buf, DEFAULT_MAX_FRAME).unwrap() {
-                assert_eq!(r.call_id(), id);
-                return r;
-            }
-            assert!(self.s.read_buf(&mut self.buf).await.unwrap() > 0);
-        }
-    }
-}
 
 fn exception_class(r: &ResponseFrame) -> String {
     r.header
@@ -88,7 +44,7 @@ async fn flush_compact_and_list_regions() {
         .await
         .unwrap();
     let table = conn.table("t");
-    let mut a = Admin::connect(server.addr()).await;
+    let mut a = RawConn::connect(server.addr(), "AdminService", None).await;
 
     // The one region of "t" is online here, named as meta names it.
     let r = a
@@ -198,7 +154,7 @@ async fn merge_table_regions_by_encoded_name() {
     for r in ["a", "k", "m", "z"] {
         table.put(put(r)).await.unwrap();
     }
-    let mut m = Admin::connect_to(server.addr(), "MasterService").await;
+    let mut m = RawConn::connect(server.addr(), "MasterService", None).await;
     for switch in [pb::MasterSwitchType::Split, pb::MasterSwitchType::Merge] {
         let mut req = pb::IsSplitOrMergeEnabledRequest::default();
         req.set_switch_type(switch);

@@ -7,70 +7,16 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+mod raw_hbase;
+
+use raw_hbase::RawConn;
 
 use bytes::{Bytes, BytesMut};
 use ferrobase_hbase_wire::cellblock::{CellCodec, decode_cells};
 use ferrobase_hbase_wire::convert::mutation::{MutationKind, mutation_to_pb};
-use ferrobase_hbase_wire::frame::{self, AuthMethod, DEFAULT_MAX_FRAME, ResponseFrame};
+use ferrobase_hbase_wire::frame::ResponseFrame;
 use ferrobase_hbase_wire::{RegionName, pb};
 use ferrobase_types::RowMutation;
-use std::collections::HashMap;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
-
-struct Client {
-    s: TcpStream,
-    buf: BytesMut,
-    next_id: u32,
-    /// Answers that arrived before the one waited for.
-    early: HashMap<u32, ResponseFrame>,
-}
-
-impl Client {
-    async fn connect(addr: std::net::SocketAddr) -> Client {
-        let mut s = TcpStream::connect(addr).await.unwrap();
-        let mut out = BytesMut::new();
-        frame::encode_preamble(&mut out, AuthMethod::Simple);
-        let header = pb::ConnectionHeader {
-            service_name: Some("ClientService".into()),
-            cell_block_codec_class: Some(CellCodec::KeyValue.class_name().into()),
-            ..Default::default()
-        };
-        frame::encode_connection_header(&mut out, &header).unwrap();
-        s.write_all(&out).await.unwrap();
-        Client {
-            s,
-            buf: BytesMut::new(),
-            next_id: 1,
-            early: HashMap::new(),
-        }
-    }
-
-    async fn call<M: prost::Message>(
-        &mut self,
-        method: &str,
-        req: &M,
-        cells: Option<&[u8]>,
-    ) -> ResponseFrame {
-        let id = self.next_id;
-        self.next_id += 1;
-        let mut out = BytesMut::new();
-        frame::encode_request(&mut out, id, method, req, cells).unwrap();
-        self.s.write_all(&out).await.unwrap();
-        loop {
-            if let Some(r) = self.early.remove(&id) {
-                return r;
-            }
-            match frame::decode_response(&mut self.buf, DEFAULT_MAX_FRAME).unwrap() {
-                Some(r) if r.call_id() == id => return r,
-                Some(r) => {
-                    self.early.insert(r.call_id(), r);
-                }
-                None => assert!(self.s.read_buf(&mut self.buf).await.unwrap() > 0),
-            }
-        }
-    }
-}
 
 fn bytes(s: &str) -> Bytes {
     Bytes::copy_from_slice(s.as_bytes())
@@ -84,7 +30,7 @@ async fn locate_write_read_and_scan() {
         .create_table(&common::table("d", &["f"]), &[bytes("m")])
         .await
         .unwrap();
-    let mut c = Client::connect(server.addr()).await;
+    let mut c = RawConn::connect(server.addr(), "ClientService", None).await;
 
     // Locate row "q": the last region starting at or before it.
     let locate = pb::ScanRequest {
@@ -103,7 +49,7 @@ async fn locate_write_read_and_scan() {
         number_of_rows: Some(1),
         ..Default::default()
     };
-    let r = c.call("Scan", &locate, None).await;
+    let r = c.call("Scan", &locate).await;
     let m: pb::ScanResponse = r.decode_message().unwrap();
     assert_eq!(m.cells_per_result.len(), 1);
     assert_eq!(m.more_results_in_region, Some(false));
@@ -133,7 +79,7 @@ async fn locate_write_read_and_scan() {
         number_of_rows: Some(100),
         ..Default::default()
     };
-    let r = c.call("Scan", &all, None).await;
+    let r = c.call("Scan", &all).await;
     let m: pb::ScanResponse = r.decode_message().unwrap();
     assert_eq!(m.cells_per_result, [6, 6]);
     let low = RegionName::parse(&decode_cells(&r.cell_block.unwrap()).unwrap()[0].row).unwrap();
@@ -157,7 +103,7 @@ async fn locate_write_read_and_scan() {
         },
         ..Default::default()
     };
-    let r = c.call("Mutate", &put, None).await;
+    let r = c.call("Mutate", &put).await;
     let m: pb::MutateResponse = r.decode_message().unwrap();
     assert_eq!(m.processed, Some(true));
 
@@ -185,7 +131,7 @@ async fn locate_write_read_and_scan() {
         }],
         ..Default::default()
     };
-    let r = c.call("Multi", &multi, Some(&block)).await;
+    let r = c.call_with("Multi", &multi, Some(&block)).await;
     let m: pb::MultiResponse = r.decode_message().unwrap();
     let results = &m.region_action_result[0].result_or_exception;
     let failed: Vec<u32> = results
@@ -208,7 +154,7 @@ async fn locate_write_read_and_scan() {
             ..Default::default()
         },
     };
-    let r = c.call("Get", &get, None).await;
+    let r = c.call("Get", &get).await;
     let cells = decode_cells(&r.cell_block.unwrap()).unwrap();
     assert_eq!(&cells[0].value[..], b"inline");
 
@@ -220,7 +166,7 @@ async fn locate_write_read_and_scan() {
         ..Default::default()
     };
     let mut rows = Vec::new();
-    let r = c.call("Scan", &open, None).await;
+    let r = c.call("Scan", &open).await;
     let mut m: pb::ScanResponse = r.decode_message().unwrap();
     rows.extend(decode_cells(&r.cell_block.unwrap()).unwrap());
     let id = m.scanner_id.unwrap();
@@ -230,7 +176,7 @@ async fn locate_write_read_and_scan() {
             number_of_rows: Some(1),
             ..Default::default()
         };
-        let r = c.call("Scan", &next, None).await;
+        let r = c.call("Scan", &next).await;
         m = r.decode_message().unwrap();
         if let Some(b) = r.cell_block {
             rows.extend(decode_cells(&b).unwrap());
@@ -244,7 +190,7 @@ async fn locate_write_read_and_scan() {
         number_of_rows: Some(1),
         ..Default::default()
     };
-    let r = c.call("Scan", &next, None).await;
+    let r = c.call("Scan", &next).await;
     assert_eq!(
         r.header.exception.unwrap().exception_class_name.as_deref(),
         Some("org.apache.hadoop.hbase.UnknownScannerException")
@@ -263,7 +209,7 @@ async fn a_retried_increment_applies_once() {
         .create_table(&common::table("n", &["f"]), &[])
         .await
         .unwrap();
-    let mut c = Client::connect(server.addr()).await;
+    let mut c = RawConn::connect(server.addr(), "ClientService", None).await;
     let locate = pb::ScanRequest {
         region: Some(RegionName::meta().specifier()),
         scan: Some(pb::Scan {
@@ -274,7 +220,7 @@ async fn a_retried_increment_applies_once() {
         number_of_rows: Some(10),
         ..Default::default()
     };
-    let r = c.call("Scan", &locate, None).await;
+    let r = c.call("Scan", &locate).await;
     let region = RegionName::parse(&decode_cells(&r.cell_block.unwrap()).unwrap()[0].row).unwrap();
 
     let increment = |nonce: u64, block: &mut BytesMut| {
@@ -306,13 +252,13 @@ async fn a_retried_increment_applies_once() {
         )
     };
     let (first, block) = mutate(1001);
-    let r = c.call("Mutate", &first, Some(&block)).await;
+    let r = c.call_with("Mutate", &first, Some(&block)).await;
     assert_eq!(value(&r), 5);
     // The retry: same group and nonce; answered with the value as it is.
-    let r = c.call("Mutate", &first, Some(&block)).await;
+    let r = c.call_with("Mutate", &first, Some(&block)).await;
     assert_eq!(value(&r), 5);
     let (second, block) = mutate(1002);
-    let r = c.call("Mutate", &second, Some(&block)).await;
+    let r = c.call_with("Mutate", &second, Some(&block)).await;
     assert_eq!(value(&r), 10);
 
     // The same in a Multi: nonce 1003 applies once however often sent.
@@ -331,13 +277,13 @@ async fn a_retried_increment_applies_once() {
         ..Default::default()
     };
     for _ in 0..3 {
-        let r = c.call("Multi", &multi, Some(&block)).await;
+        let r = c.call_with("Multi", &multi, Some(&block)).await;
         assert_eq!(value(&r), 15);
     }
     // A nonce of another group is another operation.
     let (mut other, block) = mutate(1003);
     other.nonce_group = Some(43);
-    let r = c.call("Mutate", &other, Some(&block)).await;
+    let r = c.call_with("Mutate", &other, Some(&block)).await;
     assert_eq!(value(&r), 20);
     server.stop().await.unwrap();
 }
