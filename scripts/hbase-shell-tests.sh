@@ -30,8 +30,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$FERROBASE_BIN" standalone --data-dir "$work/data" --port "$port" >"$work/server.log" 2>&1 &
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+port=$(free_port)
+zk_port=$(free_port)
+"$FERROBASE_BIN" standalone --data-dir "$work/data" --port "$port" --zookeeper-port "$zk_port" >"$work/server.log" 2>&1 &
 server_pid=$!
 for _ in $(seq 1 300); do
   grep -q 'listening on' "$work/server.log" 2>/dev/null && break
@@ -42,16 +46,27 @@ grep -q 'listening on' "$work/server.log" || { echo "ferrobase did not start" >&
 
 # HBase 2.4's shell finds the cluster through the master registry: the
 # masters' ClientMetaService, which ferrobase answers on its one port.
+# The shell finds the cluster as it does by default, through ZooKeeper
+# (ferrobase's ZooKeeper registry endpoint); HBASE_SHELL_REGISTRY=master
+# makes it use HBase's MasterRegistry (an RPC to the master) instead.
 mkdir -p "$work/conf"
+case "${HBASE_SHELL_REGISTRY:-zookeeper}" in
+  zookeeper)
+    registry="<property><name>hbase.zookeeper.quorum</name><value>127.0.0.1</value></property>
+  <property><name>hbase.zookeeper.property.clientPort</name><value>$zk_port</value></property>" ;;
+  master)
+    registry="<property><name>hbase.client.registry.impl</name><value>org.apache.hadoop.hbase.client.MasterRegistry</value></property>
+  <property><name>hbase.masters</name><value>127.0.0.1:$port</value></property>" ;;
+  *) echo "HBASE_SHELL_REGISTRY must be zookeeper or master" >&2; exit 2 ;;
+esac
 cat >"$work/conf/hbase-site.xml" <<XML
 <configuration>
-  <property><name>hbase.client.registry.impl</name><value>org.apache.hadoop.hbase.client.MasterRegistry</value></property>
-  <property><name>hbase.masters</name><value>127.0.0.1:$port</value></property>
+  $registry
   <property><name>hbase.client.retries.number</name><value>5</value></property>
 </configuration>
 XML
 
-echo "== HBase shell 2.4.17 transcript against ferrobase on 127.0.0.1:$port"
+echo "== HBase shell 2.4.17 transcript against ferrobase on 127.0.0.1:$port (registry: ${HBASE_SHELL_REGISTRY:-zookeeper})"
 code=0
 java -Duser.timezone=UTC -Dlog4j.configuration=none \
   -cp "$work/conf:$(cat interop/hbase-shell/target/classpath.txt)" \

@@ -417,6 +417,35 @@ fn hbase_rpc(c: &mut Corpus) -> Res {
     frame::encode_request(&mut calls, 3, "Mutate", &mutate, Some(&block))?;
     c.put("hbase_frame_decoder", "call", &calls)?;
     c.put("hbase_frame_decoder", "registry", b"Regist")?;
+    // zookeeper_request: a handshake and the reads of HBase's ZooKeeper
+    // registry (the target also prepends a handshake itself).
+    let zk_frame = |body: &[u8]| {
+        let mut f = (body.len() as u32).to_be_bytes().to_vec();
+        f.extend_from_slice(body);
+        f
+    };
+    let zk_read = |xid: u32, op: u32, path: &str| {
+        let mut b = xid.to_be_bytes().to_vec();
+        b.extend_from_slice(&op.to_be_bytes());
+        b.extend_from_slice(&(path.len() as u32).to_be_bytes());
+        b.extend_from_slice(path.as_bytes());
+        b.push(0);
+        zk_frame(&b)
+    };
+    let mut handshake = vec![0u8; 4];
+    handshake.extend_from_slice(&[0; 8]);
+    handshake.extend_from_slice(&30_000u32.to_be_bytes());
+    handshake.extend_from_slice(&[0; 8]);
+    handshake.extend_from_slice(&16u32.to_be_bytes());
+    handshake.extend_from_slice(&[0; 17]);
+    let mut zk_session = zk_frame(&handshake);
+    zk_session.extend(zk_read(1, 8, "/hbase"));
+    zk_session.extend(zk_read(2, 4, "/hbase/meta-region-server"));
+    c.put("zookeeper_request", "session", &zk_session)?;
+    let mut zk_reads = zk_read(3, 4, "/hbase/master");
+    zk_reads.extend(zk_read(4, 3, "/hbase/hbaseid"));
+    zk_reads.extend(zk_frame(&[0xff, 0xff, 0xff, 0xfe, 0, 0, 0, 11]));
+    c.put("zookeeper_request", "reads", &zk_reads)?;
     // hbase_convert: a selector byte, then the message.
     let convert = |kind: u8, body: &[u8]| {
         let mut seed = vec![kind];

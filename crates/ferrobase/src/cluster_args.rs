@@ -51,6 +51,8 @@ impl ClusterArgs {
             ferrobase_server::info_server::port_from(info_setting(&settings), self.info_port)?;
         Ok(ClusterConfig {
             info_port,
+            // Only an active master serves it (`ferrobase master` sets it).
+            zookeeper_port: None,
             etcd: self.etcd.clone(),
             root,
             bind: SocketAddr::new(self.bind, port),

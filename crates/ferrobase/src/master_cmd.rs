@@ -14,11 +14,20 @@ pub struct MasterArgs {
     /// Port of the master service once active.
     #[arg(long, default_value_t = 16000)]
     port: u16,
+    /// ZooKeeper registry endpoint, served while active: overrides
+    /// `hbase.zookeeper.property.clientPort` (2181); -1 disables it, 0
+    /// picks a free port.
+    #[arg(long, allow_hyphen_values = true, value_name = "PORT")]
+    zookeeper_port: Option<i64>,
 }
 
 /// Runs until Ctrl-C or SIGTERM, or until its etcd session is lost.
 pub fn run(args: MasterArgs) -> anyhow::Result<()> {
-    let cfg = args.cluster.config(args.port, |s| s.master_info_port)?;
+    let mut cfg = args.cluster.config(args.port, |s| s.master_info_port)?;
+    cfg.zookeeper_port = ferrobase_server::zookeeper_registry::port_from(
+        cfg.settings.zookeeper_client_port,
+        args.zookeeper_port,
+    )?;
     let scheme = if cfg.settings.info_ssl_enabled {
         "https"
     } else {

@@ -45,6 +45,12 @@ pub struct StandaloneArgs {
     /// disables it, 0 picks a free port.
     #[arg(long, allow_hyphen_values = true, value_name = "PORT")]
     info_port: Option<i64>,
+    /// ZooKeeper registry endpoint for HBase clients configured with
+    /// `hbase.zookeeper.quorum`: overrides
+    /// `hbase.zookeeper.property.clientPort` (2181); -1 disables it, 0
+    /// picks a free port.
+    #[arg(long, allow_hyphen_values = true, value_name = "PORT")]
+    zookeeper_port: Option<i64>,
 }
 
 /// Runs until Ctrl-C or SIGTERM.
@@ -54,6 +60,11 @@ pub fn run(args: StandaloneArgs) -> anyhow::Result<()> {
     let info_settings = settings.clone();
     let info_port =
         ferrobase_server::info_server::port_from(settings.master_info_port, args.info_port)?;
+    let zookeeper_port = ferrobase_server::zookeeper_registry::port_from(
+        settings.zookeeper_client_port,
+        args.zookeeper_port,
+    )?;
+    let znode_parent = settings.zookeeper_znode_parent.clone();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("ferrobase-rpc")
@@ -103,6 +114,32 @@ pub fn run(args: StandaloneArgs) -> anyhow::Result<()> {
                 crate::info::start(SocketAddr::new(args.bind, port), parts, &info_settings).await
             }
         };
+        let zookeeper = match zookeeper_port {
+            None => None,
+            Some(port) => {
+                let source = ferrobase_server::zookeeper_registry::RegistrySource {
+                    hbase: server.hbase_rpc().clone(),
+                    parent: znode_parent,
+                    info_port: info.as_ref().map_or(0, |i| i.addr().port()),
+                };
+                let bind = SocketAddr::new(args.bind, port);
+                match ferrobase_server::zookeeper_registry::ZooKeeperRegistry::start(bind, source)
+                    .await
+                {
+                    Ok(z) => Some(z),
+                    Err(e) => {
+                        // Like the info port: not fatal, HBase clients can
+                        // still use the RPC registry.
+                        let _ = writeln!(std::io::stderr(), "warning: {e}");
+                        None
+                    }
+                }
+            }
+        };
+        let zookeeper_line = zookeeper
+            .as_ref()
+            .map(|z| format!("  ZooKeeper registry (hbase.zookeeper.quorum): {}\n", z.addr()))
+            .unwrap_or_default();
         let info_line = crate::info::banner_line(info.as_ref());
         let thrift_line = gateway
             .as_ref()
@@ -111,7 +148,7 @@ pub fn run(args: StandaloneArgs) -> anyhow::Result<()> {
         // One write, errors ignored: whoever started us may read only the
         // first line and close the pipe; that must not stop the server.
         let banner = format!(
-            "ferrobase standalone listening on {addr}\n  master and region server: {addr}\n  data directory: {place}\n{info_line}{thrift_line}",
+            "ferrobase standalone listening on {addr}\n  master and region server: {addr}\n  data directory: {place}\n{info_line}{zookeeper_line}{thrift_line}",
             addr = server.addr()
         );
         let mut out = std::io::stdout();
@@ -122,6 +159,9 @@ pub fn run(args: StandaloneArgs) -> anyhow::Result<()> {
         }
         if let Some(i) = info {
             i.stop().await;
+        }
+        if let Some(z) = zookeeper {
+            z.stop().await;
         }
         let _ = writeln!(std::io::stderr(), "shutting down: closing scanners, flushing regions, syncing the WAL");
         server.stop().await.context("shutting down")?;

@@ -51,6 +51,10 @@ pub struct ClusterConfig {
     /// The info port (web UI, `/metrics`, `/jmx`) on the same address;
     /// `None`: none (`-1`). See [`info_server::port_from`](crate::info_server::port_from).
     pub info_port: Option<u16>,
+    /// The ZooKeeper registry endpoint's port on the same address, served
+    /// while this process is the active master; `None`: none. See
+    /// [`zookeeper_registry`](crate::zookeeper_registry).
+    pub zookeeper_port: Option<u16>,
 }
 
 /// Starts the info server of `parts` when the configuration asks for one.
@@ -76,6 +80,33 @@ async fn start_info(
         }
         Err(e) => {
             tracing::warn!(error = %e, "info server not started");
+            None
+        }
+    }
+}
+
+/// Starts the ZooKeeper registry endpoint when the configuration asks for
+/// one. Like the info port, a port that cannot be bound is logged, not
+/// fatal: clients can still use the RPC registry.
+async fn start_zookeeper(
+    cfg: &ClusterConfig,
+    hbase: &Arc<crate::hbase_rpc::HBaseRpc>,
+    info: Option<&crate::info_server::InfoServer>,
+) -> Option<crate::zookeeper_registry::ZooKeeperRegistry> {
+    let port = cfg.zookeeper_port?;
+    let source = crate::zookeeper_registry::RegistrySource {
+        hbase: hbase.clone(),
+        parent: cfg.settings.zookeeper_znode_parent.clone(),
+        info_port: info.map_or(0, |i| i.addr().port()),
+    };
+    let bind = SocketAddr::new(cfg.bind.ip(), port);
+    match crate::zookeeper_registry::ZooKeeperRegistry::start(bind, source).await {
+        Ok(z) => {
+            tracing::info!(addr = %z.addr(), "ZooKeeper registry endpoint");
+            Some(z)
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "ZooKeeper registry endpoint not started");
             None
         }
     }
@@ -280,7 +311,7 @@ pub async fn run_master(
                     .max_encoding_message_size(MAX_MESSAGE_BYTES),
             )
             .serve_with_incoming_shutdown(
-                crate::hbase_rpc::split_incoming(listener, hbase, tls),
+                crate::hbase_rpc::split_incoming(listener, hbase.clone(), tls),
                 async {
                     let _ = rx.await;
                 },
@@ -296,6 +327,7 @@ pub async fn run_master(
         },
     )
     .await;
+    let zookeeper = start_zookeeper(&cfg, &hbase, info.as_ref()).await;
     on_active(
         addr,
         info.as_ref().map(crate::info_server::InfoServer::addr),
@@ -306,6 +338,9 @@ pub async fn run_master(
         _ = session.lost() => true,
     };
     chores.abort();
+    if let Some(zk) = zookeeper {
+        zk.stop().await;
+    }
     if let Some(info) = info {
         info.stop().await;
     }

@@ -42,6 +42,7 @@ pub mod split;
 pub mod split_points;
 pub mod standalone;
 pub mod tls;
+pub mod zookeeper_registry;
 
 pub use error::{Result, ServerError};
 pub use standalone::Standalone;

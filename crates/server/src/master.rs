@@ -418,6 +418,16 @@ impl Master {
         drop(self.ddl.lock());
     }
 
+    /// The `host:port` of every live region server, as registered (no
+    /// call to any of them).
+    pub fn live_server_addresses(&self) -> Vec<String> {
+        self.coordination
+            .live_servers()
+            .iter()
+            .map(|s| s.address())
+            .collect()
+    }
+
     /// Every server's load.
     pub fn cluster_status(&self) -> pb::ClusterStatus {
         pb::ClusterStatus {

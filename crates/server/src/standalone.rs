@@ -30,6 +30,7 @@ pub struct Standalone {
     addr: SocketAddr,
     region_server: Arc<RegionServer>,
     master: Arc<Master>,
+    hbase: Arc<crate::hbase_rpc::HBaseRpc>,
     shutdown: Option<oneshot::Sender<()>>,
     serve: Option<JoinHandle<std::result::Result<(), tonic::transport::Error>>>,
     reaper: JoinHandle<()>,
@@ -95,7 +96,7 @@ impl Standalone {
             Some(region_server.clone()),
         ));
         // HBase's native RPC and gRPC share the port (crate::hbase_rpc).
-        let incoming = crate::hbase_rpc::split_incoming(listener, hbase, tls);
+        let incoming = crate::hbase_rpc::split_incoming(listener, hbase.clone(), tls);
         let master_svc = MasterServer::new(MasterService(master.clone()))
             .max_decoding_message_size(MAX_MESSAGE_BYTES)
             .max_encoding_message_size(MAX_MESSAGE_BYTES);
@@ -145,6 +146,7 @@ impl Standalone {
             addr,
             region_server,
             master,
+            hbase,
             shutdown: Some(tx),
             serve: Some(serve),
             reaper,
@@ -164,6 +166,12 @@ impl Standalone {
     /// The master.
     pub fn master(&self) -> &Arc<Master> {
         &self.master
+    }
+
+    /// Who this server is to HBase clients (for the ZooKeeper registry
+    /// endpoint, which the binary starts).
+    pub fn hbase_rpc(&self) -> &Arc<crate::hbase_rpc::HBaseRpc> {
+        &self.hbase
     }
 
     /// Stops serving, closes every scanner and the engine (flushing

@@ -339,6 +339,10 @@ settings! {
         "HTTP info port of a region server (web UI, /metrics, /jmx); -1 disables it; --info-port overrides.";
     thrift_info_port: i64 = 9_095, "hbase.thrift.info.port",
         "HTTP info port of the Thrift gateway (/metrics, /jmx); -1 disables it; --info-port overrides.";
+    zookeeper_client_port: i64 = 2_181, "hbase.zookeeper.property.clientPort",
+        "ZooKeeper registry endpoint of standalone and of the active master: HBase clients that name this host in hbase.zookeeper.quorum find the cluster here; -1 disables it; --zookeeper-port overrides.";
+    zookeeper_znode_parent: String = "/hbase", "zookeeper.znode.parent",
+        "Root znode the ZooKeeper registry endpoint answers under (the clients' zookeeper.znode.parent).";
     ipc_warn_response_time_ms: u64 = 10_000, "hbase.ipc.warn.response.time",
         "A call taking longer than this (ms) is logged as responseTooSlow and kept in the slow-request list.";
     ipc_warn_response_size: u64 = 104_857_600, "hbase.ipc.warn.response.size",

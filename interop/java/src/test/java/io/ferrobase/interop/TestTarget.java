@@ -32,23 +32,29 @@ import org.apache.hadoop.hbase.client.ConnectionFactory;
  * server at {@code $HBASE_BOOTSTRAP} (default {@code 127.0.0.1:16020}), normally the real Apache
  * HBase of {@code scripts/hbase-peer.sh}, which shows that the tests assert HBase's own behaviour.
  *
- * <p>Either way the client finds the cluster through the RPC connection registry (no ZooKeeper),
- * with few retries and short timeouts so that a missing feature fails in seconds, not minutes.
+ * <p>Either way the client finds the cluster through the RPC connection registry, with few retries
+ * and short timeouts so that a missing feature fails in seconds, not minutes; {@link
+ * #zookeeperConfiguration} finds it through ferrobase's ZooKeeper registry endpoint instead.
  */
 public final class TestTarget {
   private static final Pattern BANNER =
       Pattern.compile("ferrobase standalone listening on (\\S+):(\\d+)");
+  private static final Pattern ZK_BANNER =
+      Pattern.compile("ZooKeeper registry \\(hbase.zookeeper.quorum\\): (\\S+):(\\d+)");
   private static final Duration START_TIMEOUT = Duration.ofSeconds(60);
 
   private static TestTarget instance;
 
   private final String bootstrap;
+  private final String zookeeper;
   private final String description;
   private final Process process;
   private final Path dataDir;
 
-  private TestTarget(String bootstrap, String description, Process process, Path dataDir) {
+  private TestTarget(
+      String bootstrap, String zookeeper, String description, Process process, Path dataDir) {
     this.bootstrap = bootstrap;
+    this.zookeeper = zookeeper;
     this.description = description;
     this.process = process;
     this.dataDir = dataDir;
@@ -105,12 +111,37 @@ public final class TestTarget {
     return bootstrap;
   }
 
+  /**
+   * {@code host:port} of the target's ZooKeeper registry endpoint ({@code --zookeeper-port}), or
+   * null when it has none (a peer given without {@code HBASE_ZOOKEEPER}).
+   */
+  public String zookeeper() {
+    return zookeeper;
+  }
+
   /** A client configuration for this target (RPC connection registry, quick failures). */
   public Configuration configuration() {
-    Configuration conf = HBaseConfiguration.create();
+    Configuration conf = baseConfiguration();
     conf.set(
         "hbase.client.registry.impl", "org.apache.hadoop.hbase.client.RpcConnectionRegistry");
     conf.set("hbase.client.bootstrap.servers", bootstrap);
+    return conf;
+  }
+
+  /**
+   * A client configuration that finds the cluster the way HBase 2.x does by default: through
+   * ZooKeeper ({@code hbase.zookeeper.quorum}), with no registry class named.
+   */
+  public Configuration zookeeperConfiguration() {
+    Configuration conf = baseConfiguration();
+    int colon = zookeeper.lastIndexOf(':');
+    conf.set("hbase.zookeeper.quorum", zookeeper.substring(0, colon));
+    conf.set("hbase.zookeeper.property.clientPort", zookeeper.substring(colon + 1));
+    return conf;
+  }
+
+  private Configuration baseConfiguration() {
+    Configuration conf = HBaseConfiguration.create();
     // Fail fast: a missing server feature should be a test failure in seconds.
     conf.setInt("hbase.client.retries.number", 3);
     conf.setLong("hbase.client.pause", 100);
@@ -142,7 +173,10 @@ public final class TestTarget {
   private static TestTarget start() throws IOException, InterruptedException {
     if (isPeer()) {
       String bootstrap = System.getenv().getOrDefault("HBASE_BOOTSTRAP", "127.0.0.1:16020");
-      return new TestTarget(bootstrap, "a running HBase at " + bootstrap, null, null);
+      String zk = System.getenv("HBASE_ZOOKEEPER");
+      return new TestTarget(
+          bootstrap, zk == null || zk.isEmpty() ? null : zk, "a running HBase at " + bootstrap,
+          null, null);
     }
     Path binary = findBinary();
     Path dataDir = Files.createTempDirectory("ferrobase-interop-");
@@ -155,6 +189,8 @@ public final class TestTarget {
     command.add(dataDir.toString());
     command.add("--port");
     command.add(Integer.toString(port));
+    command.add("--zookeeper-port");
+    command.add(Integer.toString(freePort()));
     String tls = tlsDir();
     if (tls != null) {
       // TLS only, client certificates required: every test goes over TLS.
@@ -184,10 +220,14 @@ public final class TestTarget {
     while (System.nanoTime() < deadline) {
       String out = Files.readString(log, StandardCharsets.UTF_8);
       Matcher m = BANNER.matcher(out);
-      if (m.find()) {
+      Matcher zk = ZK_BANNER.matcher(out);
+      if (m.find() && zk.find()) {
         String bootstrap = m.group(1) + ":" + m.group(2);
         return new TestTarget(
-            bootstrap, "ferrobase " + binary + " at " + bootstrap + " (log " + log + ")", process,
+            bootstrap,
+            zk.group(1) + ":" + zk.group(2),
+            "ferrobase " + binary + " at " + bootstrap + " (log " + log + ")",
+            process,
             dataDir);
       }
       if (!process.isAlive()) {
