@@ -3,8 +3,8 @@
 # ferrobase: a real etcd, one master and two region servers on a shared
 # directory root, all on free loopback ports. The client bootstraps from
 # the master (it answers the connection registry, MasterService and
-# hbase:meta); the region servers answer ClientService and AdminService for
-# their regions. Ends with JUnit's summary; exits non-zero if a test failed.
+# hbase:meta; ZooKeeperRegistryTest reads its ZooKeeper registry endpoint);
+# the region servers answer ClientService and AdminService for their regions. Ends with JUnit's summary; exits non-zero if a test failed.
 #
 #   FERROBASE_BIN=target/debug/ferrobase scripts/hbase-client-tests-distributed.sh [MAVEN ARGS]
 set -euo pipefail
@@ -49,8 +49,9 @@ settings=(--set ferrobase.memory.size=536870912 --set ferrobase.etcd.lease.ttl.m
 cluster=(--etcd "http://127.0.0.1:$client" --root "$work/root" "${settings[@]}")
 mkdir -p "$work/root"
 master_port=$(free_port)
+zk_port=$(free_port)
 # etcd may take a moment: the master retries its connection until then.
-"$FERROBASE_BIN" master "${cluster[@]}" --port "$master_port" >"$work/master.log" 2>&1 &
+"$FERROBASE_BIN" master "${cluster[@]}" --port "$master_port" --zookeeper-port "$zk_port" >"$work/master.log" 2>&1 &
 pids+=($!)
 wait_for "$work/master.log" "master active" "${pids[-1]}"
 for i in 1 2; do
@@ -61,7 +62,8 @@ done
 
 echo "== HBase Java client tests against a distributed ferrobase: master 127.0.0.1:$master_port, 2 region servers"
 code=0
-HBASE_TARGET=peer HBASE_SERVERS=2 HBASE_BOOTSTRAP="127.0.0.1:$master_port" FERROBASE_BIN= \
+HBASE_TARGET=peer HBASE_SERVERS=2 HBASE_BOOTSTRAP="127.0.0.1:$master_port" \
+  HBASE_ZOOKEEPER="127.0.0.1:$zk_port" FERROBASE_BIN= \
   scripts/hbase-client-tests.sh "$@" || code=$?
 if [ "$code" -ne 0 ]; then
   for f in "$work"/master.log "$work"/rs*.log; do
