@@ -19,6 +19,14 @@
 //! kept in the archive, so a snapshot of a daughter taken while it still
 //! held references restores from them.
 //!
+//! The same pass sweeps *unused* region directories: a directory under a
+//! table in the meta that is neither one of its regions nor a parent. A
+//! split or merge writes its new regions' directories before the meta
+//! write that publishes them, so a crash between the two leaves them
+//! behind. Every step that creates region directories (create, split,
+//! merge, truncate, clone, restore) holds the DDL lock the janitor holds,
+//! so no directory being made right now is mistaken for one left behind.
+//!
 //! This module never deletes a file itself: `ferrobase_storage::archive`
 //! decides, and it never touches a region the meta lists.
 
@@ -49,8 +57,39 @@ impl Master {
                 tracing::info!(parent = %p.info.name(), "janitor removed a split or merge parent");
                 removed += 1;
             }
+            removed += self.sweep_unused(name, t)?;
         }
         Ok(removed)
+    }
+
+    /// Retires the directories under `table` that name no region or parent
+    /// of it in the meta (see the module docs); returns how many.
+    fn sweep_unused(&self, table: &str, t: &TableMeta) -> Result<usize> {
+        let known: std::collections::HashSet<String> = t
+            .regions
+            .iter()
+            .chain(t.parents.iter().map(|p| &p.info))
+            .map(RegionInfo::dir_name)
+            .collect();
+        let table_dir = self.data_dir.join(table);
+        let entries = self.fs.list(&table_dir).map_err(|e| {
+            ServerError::new(ErrorCode::Io, format!("janitor: listing {table}: {e}"))
+        })?;
+        let layout = self.snapshot_layout();
+        let mut swept = 0;
+        for entry in entries {
+            // Region directories are 16 hex digits; leave anything else.
+            let region_dir = entry.len() == 16 && entry.bytes().all(|b| b.is_ascii_hexdigit());
+            if !region_dir || known.contains(&entry) {
+                continue;
+            }
+            archive::retire_dir(&*self.fs, &layout, &table_dir.join(&entry)).map_err(|e| {
+                ServerError::new(ErrorCode::Io, format!("janitor: removing {entry}: {e}"))
+            })?;
+            tracing::info!(%table, dir = %entry, "janitor removed an unused region directory");
+            swept += 1;
+        }
+        Ok(swept)
     }
 
     /// True when a child of `p` in the meta still names a reference into
