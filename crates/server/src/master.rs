@@ -55,6 +55,9 @@ pub struct Master {
     pub(crate) dead: Mutex<Vec<crate::assignment::DeadServer>>,
     /// Dead servers handled, and the milliseconds their WAL splits took.
     pub(crate) crashes: [std::sync::atomic::AtomicU64; 2],
+    /// Region splits and merges published, and directories the janitor
+    /// retired, since this master started.
+    pub(crate) region_changes: [std::sync::atomic::AtomicU64; 3],
     stopping: std::sync::atomic::AtomicBool,
     /// The permissions the services check ([`crate::acl`]).
     access: parking_lot::RwLock<Arc<crate::acl::AccessChecker>>,
@@ -94,6 +97,7 @@ impl Master {
             wal_root: wal_root.map(Path::to_path_buf),
             dead: Mutex::new(Vec::new()),
             crashes: Default::default(),
+            region_changes: Default::default(),
             stopping: std::sync::atomic::AtomicBool::new(false),
             access: parking_lot::RwLock::new(crate::acl::AccessChecker::disabled()),
         };

@@ -258,6 +258,19 @@ pub fn master(m: &Master, live_servers: usize) {
         "hbase_master_wal_split_milliseconds_total",
         split_ms.load(std::sync::atomic::Ordering::Relaxed),
     );
+    let [splits, merges, retired] = &m.region_changes;
+    counter(
+        "hbase_master_region_splits_total",
+        splits.load(std::sync::atomic::Ordering::Relaxed),
+    );
+    counter(
+        "hbase_master_region_merges_total",
+        merges.load(std::sync::atomic::Ordering::Relaxed),
+    );
+    counter(
+        "hbase_master_janitor_retired_regions_total",
+        retired.load(std::sync::atomic::Ordering::Relaxed),
+    );
 }
 
 /// CPU time and resident memory of this process, from `/proc/self`.

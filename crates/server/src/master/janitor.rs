@@ -59,6 +59,7 @@ impl Master {
             }
             removed += self.sweep_unused(name, t)?;
         }
+        self.region_changes[2].fetch_add(removed as u64, std::sync::atomic::Ordering::Relaxed);
         Ok(removed)
     }
 

@@ -144,6 +144,7 @@ impl Master {
             return Err(e);
         }
         crash_point::reached("merge-after-meta");
+        self.region_changes[1].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.assign_region(&t.descriptor, &merged)?;
         tracing::info!(
             a = %parents[0].name(),

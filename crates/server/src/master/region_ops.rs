@@ -158,6 +158,7 @@ impl Master {
             return Err(e);
         }
         crash_point::reached("split-after-meta");
+        self.region_changes[0].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.assignments.lock().remove(&parent.id);
         for d in &daughters {
             server.open_region(&t.descriptor, d)?;
