@@ -50,12 +50,40 @@ impl EtcdProcess {
     /// Starts etcd with its data in `dir/etcd` and its output in
     /// `dir/etcd.log`, and waits until it accepts connections.
     pub fn start(dir: &Path) -> Result<EtcdProcess, LaunchError> {
+        EtcdProcess::launch(dir, None)
+    }
+
+    /// [`start`](Self::start), serving clients over TLS only
+    /// (`https://`): `key_store` is a PEM file holding its key and
+    /// certificate, and clients must present a certificate signed by a CA
+    /// in `trusted_ca` (etcd's `--client-cert-auth`).
+    pub fn start_tls(
+        dir: &Path,
+        key_store: &Path,
+        trusted_ca: &Path,
+    ) -> Result<EtcdProcess, LaunchError> {
+        EtcdProcess::launch(dir, Some((key_store, trusted_ca)))
+    }
+
+    fn launch(dir: &Path, tls: Option<(&Path, &Path)>) -> Result<EtcdProcess, LaunchError> {
         let (client, peer) = (free_port()?, free_port()?);
-        let url = format!("http://127.0.0.1:{client}");
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let url = format!("{scheme}://127.0.0.1:{client}");
         let peer_url = format!("http://127.0.0.1:{peer}");
         let log = dir.join("etcd.log");
         let out = std::fs::File::create(&log)?;
-        let child = Command::new("etcd")
+        let mut cmd = Command::new("etcd");
+        if let Some((key_store, ca)) = tls {
+            // Go reads the certificate and the key out of one PEM file.
+            cmd.arg("--cert-file")
+                .arg(key_store)
+                .arg("--key-file")
+                .arg(key_store)
+                .arg("--trusted-ca-file")
+                .arg(ca)
+                .arg("--client-cert-auth");
+        }
+        let child = cmd
             .args(["--name", "ferrobase", "--data-dir"])
             .arg(dir.join("etcd"))
             .args(["--listen-client-urls", &url])
@@ -87,7 +115,7 @@ impl EtcdProcess {
         Ok(etcd)
     }
 
-    /// Its client URL, `http://127.0.0.1:PORT`.
+    /// Its client URL, `http://127.0.0.1:PORT` (`https://` with TLS).
     pub fn url(&self) -> &str {
         &self.url
     }

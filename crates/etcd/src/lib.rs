@@ -218,6 +218,18 @@ impl Client {
         Err(last)
     }
 
+    /// A client on a channel the caller connected (over TLS, say: this
+    /// crate dials plain `http://` endpoints only).
+    pub fn from_channel(channel: Channel, options: Option<ConnectOptions>) -> Client {
+        let options = options.unwrap_or_default();
+        Client {
+            kv: KvClient::new(channel.clone()),
+            lease: LeaseClient::new(channel.clone()),
+            election: ElectionClient::new(channel),
+            timeout: options.timeout,
+        }
+    }
+
     async fn timed<T>(
         &self,
         f: impl Future<Output = Result<tonic::Response<T>, tonic::Status>>,

@@ -151,7 +151,7 @@ pub async fn run_region_server(
         .map_err(|e| io(&format!("cannot listen on {}", cfg.bind), e))?;
     let addr = listener.local_addr().map_err(|e| io("local address", e))?;
     let tls = crate::tls::rpc(&cfg.settings)?;
-    let client = etcd::connect(&cfg.etcd).await?;
+    let client = etcd::connect(&cfg.etcd, &cfg.settings).await?;
     let session = etcd::session::Session::start(&client, lease_ttl(&cfg.settings)).await?;
     let start_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -261,7 +261,7 @@ pub async fn run_master(
     // Bad TLS settings fail before the campaign, not once elected.
     let tls = crate::tls::rpc(&cfg.settings)?;
     let client_tls = crate::tls::client(&cfg.settings)?;
-    let client = etcd::connect(&cfg.etcd).await?;
+    let client = etcd::connect(&cfg.etcd, &cfg.settings).await?;
     let session = etcd::session::Session::start(&client, lease_ttl(&cfg.settings)).await?;
     tokio::pin!(shutdown);
     let address = cfg.bind.to_string();

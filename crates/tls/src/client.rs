@@ -42,6 +42,17 @@ impl std::fmt::Debug for ClientTls {
 impl ClientTls {
     /// The client TLS of `settings`, when `hbase.client.netty.tls.enabled`.
     pub fn from_settings(settings: &Settings) -> Result<Option<ClientTls>, TlsError> {
+        ClientTls::build(settings, Vec::new())
+    }
+
+    /// [`from_settings`](Self::from_settings), offering HTTP/2 by ALPN:
+    /// for gRPC servers that pick the protocol by ALPN (etcd does, and
+    /// treats a TLS connection without it as HTTP/1.1).
+    pub fn from_settings_h2(settings: &Settings) -> Result<Option<ClientTls>, TlsError> {
+        ClientTls::build(settings, vec![b"h2".to_vec()])
+    }
+
+    fn build(settings: &Settings, alpn: Vec<Vec<u8>>) -> Result<Option<ClientTls>, TlsError> {
         if !settings.tls_client_enabled {
             return Ok(None);
         }
@@ -73,6 +84,7 @@ impl ClientTls {
                 })?,
             None => builder.with_no_client_auth(),
         };
+        config.alpn_protocols = alpn;
         // Also without a certificate: the server may require one.
         let tickets = Arc::new(TicketWatch::new());
         config.resumption = rustls::client::Resumption::store(tickets.clone());

@@ -23,6 +23,17 @@ pub fn channel(endpoint: Endpoint, tls: Option<&ClientTls>) -> Channel {
     }
 }
 
+/// A channel to `endpoint` over TLS, connected now (the handshake's
+/// failure is this call's error).
+pub async fn connect(
+    endpoint: Endpoint,
+    tls: &ClientTls,
+) -> Result<Channel, tonic::transport::Error> {
+    endpoint
+        .connect_with_connector(Connector(tls.clone()))
+        .await
+}
+
 /// The cause of a failed call's transport error, when it is a TLS one:
 /// tonic reports a failed connect as a bare "transport error", with the
 /// cause in its source chain.

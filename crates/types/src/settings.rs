@@ -343,6 +343,10 @@ settings! {
         "ZooKeeper registry endpoint of standalone and of the active master: HBase clients that name this host in hbase.zookeeper.quorum find the cluster here; -1 disables it; --zookeeper-port overrides.";
     zookeeper_znode_parent: String = "/hbase", "zookeeper.znode.parent",
         "Root znode the ZooKeeper registry endpoint answers under (the clients' zookeeper.znode.parent).";
+    etcd_tls_truststore_location: String = "", "zookeeper.ssl.trustStore.location",
+        "Distributed mode, https:// etcd endpoints: PEM file of the CA certificates that sign etcd's certificate; empty: hbase.rpc.tls.truststore.location.";
+    etcd_tls_keystore_location: String = "", "zookeeper.ssl.keyStore.location",
+        "Distributed mode, https:// etcd endpoints: PEM key and certificate this process presents to etcd (its --client-cert-auth); empty: hbase.rpc.tls.keystore.location.";
     ipc_warn_response_time_ms: u64 = 10_000, "hbase.ipc.warn.response.time",
         "A call taking longer than this (ms) is logged as responseTooSlow and kept in the slow-request list.";
     ipc_warn_response_size: u64 = 104_857_600, "hbase.ipc.warn.response.size",

@@ -45,6 +45,19 @@ impl Etcd {
             url,
         })
     }
+
+    /// [`start`](Self::start) over TLS only, requiring client certificates
+    /// signed by `ca`; its URL is `https://`.
+    pub fn start_tls(key_store: &std::path::Path, ca: &std::path::Path) -> Result<Etcd> {
+        let dir = tempfile::tempdir()?;
+        let process = ferrobase_etcd::launcher::EtcdProcess::start_tls(dir.path(), key_store, ca)?;
+        let url = process.url().to_string();
+        Ok(Etcd {
+            _process: process,
+            _dir: dir,
+            url,
+        })
+    }
 }
 
 /// A ferrobase child process; its stdout lines arrive on a channel.
@@ -194,9 +207,20 @@ impl Cluster {
         servers: usize,
         extra: &[&str],
     ) -> Result<Cluster> {
+        Cluster::start_with(Etcd::start()?, root_url, masters, servers, extra)
+    }
+
+    /// [`start_on`](Self::start_on) with a given etcd (one over TLS, say).
+    pub fn start_with(
+        etcd: Etcd,
+        root_url: Option<String>,
+        masters: usize,
+        servers: usize,
+        extra: &[&str],
+    ) -> Result<Cluster> {
         let root = tempfile::tempdir()?;
         let mut c = Cluster {
-            etcd: Etcd::start()?,
+            etcd,
             root_url: root_url.unwrap_or_else(|| format!("file://{}", root.path().display())),
             root,
             masters: Vec::new(),
