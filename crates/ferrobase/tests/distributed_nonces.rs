@@ -1,0 +1,185 @@
+//! Increments and appends across a failover are applied exactly once: etcd,
+//! a master and two region servers; clients increment counters (one task
+//! per counter row, so every answer is that task's own count) and append
+//! to a row while the region server holding them is killed with SIGKILL.
+//! Calls cut off by the kill (the connection breaks, maybe after the edit
+//! reached the WAL) are retried with the same nonce once the region is
+//! open on the survivor, which learned the nonces of the edits it replayed
+//! from the dead server's WAL. Every call must succeed, answer the count it
+//! made, and every counter must end at exactly its acknowledged increments.
+//!
+//! And a retry of an increment applied before the kill, sent with the same
+//! nonce to the new holder, is answered with the current value and not
+//! applied again.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod cluster;
+
+use anyhow::{Context, Result, bail};
+use ferrobase_client::{Connection, Get};
+use ferrobase_proto::cellblock::{decode_results, encode_mutations};
+use ferrobase_proto::pb::{self, region_server_client::RegionServerClient};
+use ferrobase_types::{Durability, FamilyDescriptor, RowMutation, TableDescriptor};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// Counter rows, one incrementing task each.
+const COUNTERS: usize = 3;
+
+/// The nonce of the increment sent by hand before the kill and again after.
+const MARKED: (u64, u64) = (0x5eed, 1);
+
+/// Increments `f:n` of `row` by `amount` on `server` tagged `nonce`, as a
+/// client's (re)try would; returns the value answered.
+async fn increment_at(
+    server: &str,
+    region_id: u64,
+    row: &str,
+    amount: i64,
+    (nonce_group, nonce): (u64, u64),
+) -> Result<i64> {
+    let mut rs = RegionServerClient::connect(format!("http://{server}")).await?;
+    let m = RowMutation::new(row.to_string())
+        .with_durability(Durability::SyncWal)
+        .put("f", "n", amount.to_be_bytes());
+    let resp = rs
+        .read_modify_write(pb::ReadModifyWriteRequest {
+            region_id,
+            mutation: encode_mutations([&m]),
+            append: false,
+            nonce_group,
+            nonce,
+        })
+        .await?
+        .into_inner();
+    let rows = decode_results(resp.cells)?;
+    let cell = rows
+        .first()
+        .and_then(|(_, cells)| cells.first())
+        .context("no cell answered")?;
+    Ok(i64::from_be_bytes(cell.value[..].try_into()?))
+}
+
+async fn counter(conn: &Connection, row: &str) -> Result<i64> {
+    let r = conn.table("nt").get(Get::new(row.to_string())).await?;
+    let v = r.value(b"f", b"n").context("no counter")?;
+    Ok(i64::from_be_bytes(v[..].try_into()?))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn increments_cut_off_by_a_failover_are_applied_exactly_once() -> Result<()> {
+    let mut c = cluster::Cluster::start(1, 2, &[])?;
+    let conn = Connection::connect(&c.master_addresses(), cluster::client_settings())?;
+    cluster::wait_servers(&conn, 2).await?;
+    let desc = TableDescriptor::new("nt", vec![FamilyDescriptor::new("f")?])?;
+    conn.admin().create_table(&desc, &[]).await?;
+    let region = conn.admin().describe("nt").await?.regions[0].clone();
+    let victim_addr = region.server.clone();
+    let victim = c
+        .servers
+        .iter()
+        .position(|s| s.address() == victim_addr)
+        .context("the holder is one of ours")?;
+
+    // Applied (and acknowledged) on the victim before the kill.
+    let v = increment_at(&victim_addr, region.region_id, "marked", 7, MARKED).await?;
+    assert_eq!(v, 7);
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let acks = Arc::new(AtomicUsize::new(0));
+    let mut tasks = Vec::new();
+    for w in 0..COUNTERS {
+        let t = conn.table("nt");
+        let (stop, acks) = (stop.clone(), acks.clone());
+        tasks.push(tokio::spawn(async move {
+            let row = format!("c{w}");
+            let mut ok = 0i64;
+            while !stop.load(Ordering::Relaxed) {
+                match t.increment(row.clone(), "f", "n", 1).await {
+                    // Only this task writes the row: every answer, a retry's
+                    // included, is its own count.
+                    Ok(v) if v == ok + 1 => ok = v,
+                    Ok(v) => return Err(format!("{row}: increment {} answered {v}", ok + 1)),
+                    Err(e) => return Err(format!("{row}: increment {} failed: {e}", ok + 1)),
+                }
+                acks.fetch_add(1, Ordering::Relaxed);
+            }
+            Ok((row, ok))
+        }));
+    }
+    let appender = {
+        let t = conn.table("nt");
+        let (stop, acks) = (stop.clone(), acks.clone());
+        tokio::spawn(async move {
+            let mut ok = 0usize;
+            while !stop.load(Ordering::Relaxed) {
+                match t.append("s", "f", "a", "x").await {
+                    Ok(v) if v.len() == ok + 1 => ok = v.len(),
+                    Ok(v) => return Err(format!("append {} answered {} bytes", ok + 1, v.len())),
+                    Err(e) => return Err(format!("append {} failed: {e}", ok + 1)),
+                }
+                acks.fetch_add(1, Ordering::Relaxed);
+            }
+            Ok(ok)
+        })
+    };
+    wait_for(&acks, 300).await?;
+
+    let before = acks.load(Ordering::Relaxed);
+    let killed = Instant::now();
+    c.servers[victim].kill()?;
+    // Calls go on through the failover and after it.
+    wait_for(&acks, before + 300).await?;
+    let recovered = killed.elapsed();
+    stop.store(true, Ordering::Relaxed);
+
+    let mut total = 0;
+    for task in tasks {
+        let (row, ok) = task.await?.map_err(anyhow::Error::msg)?;
+        assert_eq!(
+            counter(&conn, &row).await?,
+            ok,
+            "{row}: exactly its acknowledged increments"
+        );
+        total += ok;
+    }
+    let appended = appender.await?.map_err(anyhow::Error::msg)?;
+    let s = conn.table("nt").get(Get::new("s")).await?;
+    let s = s.value(b"f", b"a").context("no appended value")?;
+    assert_eq!(s.len(), appended, "exactly the acknowledged appends");
+
+    // The increment applied on the victim, retried with its nonce on the
+    // region's new holder: answered, not applied again.
+    let now = conn.admin().describe("nt").await?.regions[0].clone();
+    if now.server == victim_addr || now.server.is_empty() {
+        bail!("the region did not move off the killed server: {now:?}");
+    }
+    let v = increment_at(&now.server, now.region_id, "marked", 7, MARKED).await?;
+    assert_eq!(v, 7, "the retried nonce is answered with the current value");
+    assert_eq!(counter(&conn, "marked").await?, 7, "and not applied twice");
+    // A new nonce still applies.
+    let v = increment_at(&now.server, now.region_id, "marked", 7, (MARKED.0, 2)).await?;
+    assert_eq!(v, 14);
+
+    println!(
+        "{total} increments and {appended} appends acknowledged, each applied once; \
+         300 more calls acknowledged {:.2} s after the kill",
+        recovered.as_secs_f64()
+    );
+    Ok(())
+}
+
+async fn wait_for(acks: &AtomicUsize, n: usize) -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while acks.load(Ordering::Relaxed) < n {
+        if Instant::now() > deadline {
+            bail!(
+                "only {} calls acknowledged, waiting for {n}",
+                acks.load(Ordering::Relaxed)
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    Ok(())
+}
