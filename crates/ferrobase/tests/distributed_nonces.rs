@@ -11,9 +11,19 @@
 //! And a retry of an increment applied before the kill, sent with the same
 //! nonce to the new holder, is answered with the current value and not
 //! applied again.
+//!
+//! The second test makes the cut deterministic: the region server holding
+//! the table dies (crash point `increment-after-apply`, an abort as a kill
+//! -9) right after it applied the client's first increment and before it
+//! answered it. The client's retry with the same nonce, on the survivor,
+//! must be answered 1 and leave the counter at 1.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod cluster;
+
+/// The tests take turns: two clusters at once on 2 cores starve each
+/// other's leases (a test of failover, not of an overloaded machine).
+static ONE_CLUSTER_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 use anyhow::{Context, Result, bail};
 use ferrobase_client::{Connection, Get};
@@ -69,6 +79,7 @@ async fn counter(conn: &Connection, row: &str) -> Result<i64> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn increments_cut_off_by_a_failover_are_applied_exactly_once() -> Result<()> {
+    let _turn = ONE_CLUSTER_AT_A_TIME.lock().await;
     let mut c = cluster::Cluster::start(1, 2, &[])?;
     let conn = Connection::connect(&c.master_addresses(), cluster::client_settings())?;
     cluster::wait_servers(&conn, 2).await?;
@@ -96,12 +107,19 @@ async fn increments_cut_off_by_a_failover_are_applied_exactly_once() -> Result<(
             let row = format!("c{w}");
             let mut ok = 0i64;
             while !stop.load(Ordering::Relaxed) {
-                match t.increment(row.clone(), "f", "n", 1).await {
+                let failed = match t.increment(row.clone(), "f", "n", 1).await {
                     // Only this task writes the row: every answer, a retry's
                     // included, is its own count.
-                    Ok(v) if v == ok + 1 => ok = v,
-                    Ok(v) => return Err(format!("{row}: increment {} answered {v}", ok + 1)),
-                    Err(e) => return Err(format!("{row}: increment {} failed: {e}", ok + 1)),
+                    Ok(v) if v == ok + 1 => {
+                        ok = v;
+                        None
+                    }
+                    Ok(v) => Some(format!("{row}: increment {} answered {v}", ok + 1)),
+                    Err(e) => Some(format!("{row}: increment {} failed: {e}", ok + 1)),
+                };
+                if let Some(f) = failed {
+                    stop.store(true, Ordering::Relaxed);
+                    return Err(f);
                 }
                 acks.fetch_add(1, Ordering::Relaxed);
             }
@@ -114,23 +132,30 @@ async fn increments_cut_off_by_a_failover_are_applied_exactly_once() -> Result<(
         tokio::spawn(async move {
             let mut ok = 0usize;
             while !stop.load(Ordering::Relaxed) {
-                match t.append("s", "f", "a", "x").await {
-                    Ok(v) if v.len() == ok + 1 => ok = v.len(),
-                    Ok(v) => return Err(format!("append {} answered {} bytes", ok + 1, v.len())),
-                    Err(e) => return Err(format!("append {} failed: {e}", ok + 1)),
+                let failed = match t.append("s", "f", "a", "x").await {
+                    Ok(v) if v.len() == ok + 1 => {
+                        ok = v.len();
+                        None
+                    }
+                    Ok(v) => Some(format!("append {} answered {} bytes", ok + 1, v.len())),
+                    Err(e) => Some(format!("append {} failed: {e}", ok + 1)),
+                };
+                if let Some(f) = failed {
+                    stop.store(true, Ordering::Relaxed);
+                    return Err(f);
                 }
                 acks.fetch_add(1, Ordering::Relaxed);
             }
             Ok(ok)
         })
     };
-    wait_for(&acks, 300).await?;
+    wait_for(&acks, 300, &stop).await?;
 
     let before = acks.load(Ordering::Relaxed);
     let killed = Instant::now();
     c.servers[victim].kill()?;
     // Calls go on through the failover and after it.
-    wait_for(&acks, before + 300).await?;
+    wait_for(&acks, before + 300, &stop).await?;
     let recovered = killed.elapsed();
     stop.store(true, Ordering::Relaxed);
 
@@ -170,9 +195,11 @@ async fn increments_cut_off_by_a_failover_are_applied_exactly_once() -> Result<(
     Ok(())
 }
 
-async fn wait_for(acks: &AtomicUsize, n: usize) -> Result<()> {
+/// Waits until `n` calls were acknowledged or a task failed (it sets
+/// `stop`; its join reports why).
+async fn wait_for(acks: &AtomicUsize, n: usize, stop: &AtomicBool) -> Result<()> {
     let deadline = Instant::now() + Duration::from_secs(90);
-    while acks.load(Ordering::Relaxed) < n {
+    while acks.load(Ordering::Relaxed) < n && !stop.load(Ordering::Relaxed) {
         if Instant::now() > deadline {
             bail!(
                 "only {} calls acknowledged, waiting for {n}",
@@ -181,5 +208,48 @@ async fn wait_for(acks: &AtomicUsize, n: usize) -> Result<()> {
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_increment_applied_but_not_answered_is_retried_once() -> Result<()> {
+    let _turn = ONE_CLUSTER_AT_A_TIME.lock().await;
+    // Only the dying server at first, so the table's region opens there.
+    let mut c = cluster::Cluster::start(1, 0, &[])?;
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_ferrobase"));
+    cmd.env("FERROBASE_CRASH_AT", "increment-after-apply");
+    let dying = cluster::Node::spawn_with(
+        cmd,
+        "127.0.0.1",
+        cluster::free_port()?,
+        "regionserver",
+        &c.etcd.url,
+        &c.root_url,
+        &[],
+    )?;
+    dying.wait_line("listening on", Duration::from_secs(30))?;
+    let dying_addr = dying.address();
+    c.servers.push(dying);
+    let conn = Connection::connect(&c.master_addresses(), cluster::client_settings())?;
+    cluster::wait_servers(&conn, 1).await?;
+    let desc = TableDescriptor::new("nt", vec![FamilyDescriptor::new("f")?])?;
+    conn.admin().create_table(&desc, &[]).await?;
+    assert_eq!(cluster::holder(&conn, "nt", b"c").await?, dying_addr);
+    c.add_server()?;
+
+    // Applied on the dying server, which aborts before answering; the
+    // client's retry reaches the survivor once the region reopened there.
+    let t = conn.table("nt");
+    assert_eq!(t.increment("c", "f", "n", 1).await?, 1);
+    assert_eq!(counter(&conn, "c").await?, 1, "applied once");
+    let holder = cluster::holder(&conn, "nt", b"c").await?;
+    assert_ne!(holder, dying_addr, "the region moved to the survivor");
+    // The dying server did die at the crash point.
+    let status = c.servers[0].wait_exit(Duration::from_secs(30))?;
+    assert!(!status.success(), "{status:?}");
+    // The next increments apply as usual.
+    assert_eq!(t.increment("c", "f", "n", 1).await?, 2);
+    assert_eq!(&t.append("s", "f", "a", "x").await?[..], b"x");
+    println!("an increment cut off after its apply was answered once, on {holder}");
     Ok(())
 }

@@ -428,6 +428,9 @@ impl RegionServer {
             crate::nonces::Start::Proceed => {
                 let done = self.read_modify_write_row(region, m, append);
                 self.nonces.end(group, nonce, done.is_ok());
+                if done.is_ok() {
+                    crate::crash_point::reached("increment-after-apply");
+                }
                 done?
             }
         };

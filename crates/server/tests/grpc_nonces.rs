@@ -79,7 +79,10 @@ async fn a_retried_nonce_is_answered_as_a_duplicate() {
     }
     // Someone else's increment, then the old retry again: the answer is
     // the row as it is now, still without applying the retry.
-    assert_eq!(conn.table("t").increment("n", "f", "q", 1).await.unwrap(), 26);
+    assert_eq!(
+        conn.table("t").increment("n", "f", "q", 1).await.unwrap(),
+        26
+    );
     let v = call(&mut rs, region_id, "n", &five, false, (7, 1)).await;
     assert_eq!(long(&v), 26);
 
@@ -98,11 +101,9 @@ async fn a_retried_nonce_is_answered_as_a_duplicate() {
     assert_eq!(t.increment("m", "f", "q", 2).await.unwrap(), 2);
     assert_eq!(t.increment("m", "f", "q", 2).await.unwrap(), 4);
     assert_eq!(&t.append("s", "f", "q", "e").await.unwrap()[..], b"abcde");
-    let other = ferrobase_client::Connection::connect(
-        &server.addr().to_string(),
-        common::settings(),
-    )
-    .unwrap();
+    let other =
+        ferrobase_client::Connection::connect(&server.addr().to_string(), common::settings())
+            .unwrap();
     assert_ne!(other.nonce_group(), conn.nonce_group());
     server.stop().await.unwrap();
 }
