@@ -25,7 +25,7 @@ async fn call(
     append: bool,
     (nonce_group, nonce): (u64, u64),
 ) -> Bytes {
-    let m = RowMutation::new(row.to_string()).put("f", "q", value.to_vec());
+    let m = RowMutation::new(row.to_string()).put("f", "q", value);
     let resp = rs
         .read_modify_write(pb::ReadModifyWriteRequest {
             region_id,
