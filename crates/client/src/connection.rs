@@ -8,7 +8,13 @@
 //! masters (`host:port,host:port`): a locate that cannot reach the current
 //! one moves on to the next, so clients follow a standby that took over.
 //! Every channel is TLS when `hbase.client.netty.tls.enabled` (see
-//! `ferrobase_tls`). This module never interprets rows.
+//! `ferrobase_tls`).
+//!
+//! Each connection is a nonce group (HBase's per-client nonce group): every
+//! increment and append draws a nonce from it and sends the pair on each
+//! retry, so the server applies it once even when a retry follows a call
+//! that was applied but not answered (a failover, a fenced server, a
+//! broken connection). This module never interprets rows.
 
 use crate::admin::Admin;
 use crate::error::{ClientError, Result};
@@ -22,7 +28,7 @@ use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint};
@@ -80,6 +86,24 @@ pub(crate) struct Inner {
     active_master: AtomicUsize,
     servers: Mutex<HashMap<String, Arc<ServerChannels>>>,
     locations: RwLock<HashMap<String, Arc<Vec<RegionLocation>>>>,
+    /// This connection's nonce group (random, never 0).
+    nonce_group: u64,
+    /// The next nonce handed out in the group.
+    next_nonce: AtomicU64,
+}
+
+/// A random `u64` other than 0 (0 means "no nonce" to the server): std's
+/// randomly keyed hasher over the clock and the process id, so two
+/// connections (in one process or in two) draw different groups.
+fn random_nonzero() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    h.write_u128(now);
+    h.write_u32(std::process::id());
+    h.finish().max(1)
 }
 
 /// A connection; cheap to clone, shared by every [`Table`] and [`Admin`].
@@ -137,6 +161,8 @@ impl Connection {
                 active_master: AtomicUsize::new(0),
                 servers: Mutex::new(HashMap::new()),
                 locations: RwLock::new(HashMap::new()),
+                nonce_group: random_nonzero(),
+                next_nonce: AtomicU64::new(random_nonzero()),
             }),
         })
     }
@@ -155,9 +181,26 @@ impl Connection {
     pub fn settings(&self) -> &Settings {
         &self.inner.settings
     }
+
+    /// The nonce group every increment and append of this connection is
+    /// tagged with (HBase's `NonceGenerator.getNonceGroup`).
+    pub fn nonce_group(&self) -> u64 {
+        self.inner.nonce_group
+    }
 }
 
 impl Inner {
+    /// A fresh `(nonce group, nonce)` for one increment or append; unique
+    /// within the group (a counter from a random start, skipping 0).
+    pub(crate) fn new_nonce(&self) -> (u64, u64) {
+        loop {
+            let n = self.next_nonce.fetch_add(1, Ordering::Relaxed);
+            if n != 0 {
+                return (self.nonce_group, n);
+            }
+        }
+    }
+
     pub(crate) fn master(&self) -> MasterClient<UserChannel> {
         let i = self.active_master.load(Ordering::Relaxed) % self.masters.len();
         self.masters[i].clone()
@@ -304,9 +347,12 @@ impl Inner {
         self.retry_calls(table, true, call).await
     }
 
-    /// [`retry`](Self::retry) for a call that must not be applied twice
-    /// (increment, append, check-and-mutate): a failure after which it may
-    /// have been applied ([`ClientError::ambiguous`]) is returned, not retried.
+    /// [`retry`](Self::retry) for a call that must not be applied twice and
+    /// carries no nonce (check-and-mutate): a failure after which it may
+    /// have been applied ([`ClientError::ambiguous`]) is returned, not
+    /// retried. Increments and appends carry a nonce and use
+    /// [`retry`](Self::retry): the server answers a retry of an applied
+    /// one without applying it again.
     pub(crate) async fn retry_once_applied<T, F, Fut>(&self, table: &str, call: F) -> Result<T>
     where
         F: FnMut() -> Fut,

@@ -55,8 +55,9 @@ impl ClientError {
     /// server was fenced after writing it to its WAL (the new owner replays
     /// that WAL), or the connection broke after the request could have
     /// been sent. Repeating such a call is safe only if it is idempotent
-    /// (a put, a delete, a read), not for an increment, an append or a
-    /// check-and-mutate. A connection that was never made is not ambiguous.
+    /// (a put, a delete, a read) or carries a nonce the server remembers
+    /// (an increment, an append), not for a check-and-mutate. A connection
+    /// that was never made is not ambiguous.
     pub fn ambiguous(&self) -> bool {
         match self {
             ClientError::Server { code, .. } => *code == ErrorCode::Fenced,

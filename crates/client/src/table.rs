@@ -254,13 +254,18 @@ impl Table {
         ResultScanner::new(self.clone(), scan)
     }
 
+    /// An increment or append, tagged with one nonce for all its attempts:
+    /// retried (relocating the row) like a put, also after a failure that
+    /// may have applied it, since the server applies a nonce once and
+    /// answers a retry of an applied one with the row's current cells.
     async fn read_modify_write(&self, mutation: RowMutation, append: bool) -> Result<RowResult> {
         check_row(&mutation.row)?;
         let block = encode_mutations([&mutation]);
         let row = mutation.row.clone();
+        let (nonce_group, nonce) = self.inner.new_nonce();
         let block = self
             .inner
-            .retry_once_applied(&self.name, || {
+            .retry(&self.name, || {
                 let (inner, table, row, block) = (
                     self.inner.clone(),
                     self.name.clone(),
@@ -275,6 +280,8 @@ impl Table {
                             region_id: loc.region_id,
                             mutation: block,
                             append,
+                            nonce_group,
+                            nonce,
                         })
                         .await?
                         .into_inner()

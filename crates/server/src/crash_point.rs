@@ -15,6 +15,8 @@
 //! merge-after-references    merged region's manifest written, meta unchanged
 //! merge-after-meta          meta names the merged region, not opened
 //! janitor-after-delete      a parent's files removed, meta still lists it
+//! increment-after-apply     a gRPC increment or append applied (its
+//!                           edit in the WAL), not answered
 //! ```
 //!
 //! This module never does anything else.

@@ -2,7 +2,10 @@
 //! first attempt timed out, but the server had applied it) is applied once.
 //!
 //! The Java client tags each Increment and Append with a random nonce in
-//! its connection's nonce group and sends the same pair on every retry.
+//! its connection's nonce group and sends the same pair on every retry;
+//! ferrobase's own client does the same over gRPC (`ReadModifyWrite`'s
+//! `nonce_group` and `nonce`), and both protocols share this server's one
+//! table, so a pair is applied once whichever way it came.
 //! The first call with a pair proceeds; a call with a pair already applied
 //! is answered from the row as it is now (HBase's "convert to Get"); a call
 //! with a pair still running waits for it. A failed operation forgets its

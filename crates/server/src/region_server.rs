@@ -97,7 +97,8 @@ impl RegionServer {
         &self.engine
     }
 
-    /// The nonces of Increments and Appends applied here (HBase RPC).
+    /// The nonces of Increments and Appends applied here (HBase RPC and
+    /// gRPC `ReadModifyWrite`).
     pub fn nonces(&self) -> &Arc<crate::nonces::ServerNonces> {
         &self.nonces
     }
@@ -395,6 +396,21 @@ impl RegionServer {
     /// Increment (8-byte big-endian amounts) or append, under the row lock;
     /// returns the new cells.
     pub fn read_modify_write(&self, region: u64, block: Bytes, append: bool) -> Result<Bytes> {
+        self.read_modify_write_once(region, block, append, (0, 0))
+    }
+
+    /// [`read_modify_write`](Self::read_modify_write) of a call tagged with
+    /// the client nonce `(group, nonce)` (nonce 0: none): applied once per
+    /// pair, here or (logged with its edit) on the server whose WAL this
+    /// one replayed. A retry of an applied pair is answered with the row's
+    /// current cells of the columns it names, as HBase converts it to a Get.
+    pub fn read_modify_write_once(
+        &self,
+        region: u64,
+        block: Bytes,
+        append: bool,
+        (group, nonce): (u64, u64),
+    ) -> Result<Bytes> {
         let mut mutations = cellblock::decode_mutations(block)?;
         if mutations.len() != 1 {
             return Err(ServerError::new(
@@ -402,10 +418,40 @@ impl RegionServer {
                 "increment and append take exactly one row",
             ));
         }
-        let m = mutations.remove(0);
+        let mut m = mutations.remove(0);
         let row = m.row.clone();
-        let cells = self.read_modify_write_row(region, m, append)?;
+        if nonce != 0 {
+            m.nonce = Some((group, nonce));
+        }
+        let cells = match self.nonces.start(group, nonce) {
+            crate::nonces::Start::Duplicate => self.current_cells(region, &m)?,
+            crate::nonces::Start::Proceed => {
+                let done = self.read_modify_write_row(region, m, append);
+                self.nonces.end(group, nonce, done.is_ok());
+                if done.is_ok() {
+                    crate::crash_point::reached("increment-after-apply");
+                }
+                done?
+            }
+        };
         Ok(cellblock::encode_results([(&row[..], &cells[..])]))
+    }
+
+    /// The newest cells of the columns `m` names (the answer to a retried
+    /// increment or append that was already applied).
+    fn current_cells(&self, region: u64, m: &RowMutation) -> Result<Vec<Cell>> {
+        let r = self.region(region)?;
+        if !r.info().contains_row(&m.row) {
+            return Err(ServerError::new(
+                ErrorCode::WrongRegion,
+                format!("row is outside region {region}"),
+            ));
+        }
+        let mut read = Get::new(m.row.clone());
+        for c in m.mutations() {
+            read.add_column(c.family.clone(), Bytes::copy_from_slice(c.qualifier));
+        }
+        Ok(r.get(&read)?)
     }
 
     /// Locks `row` of `region` against other read-modify-writes until the

@@ -179,8 +179,13 @@ impl RegionService {
         let what = if req.append { "append" } else { "increment" };
         handle!(self, |rs| {
             check_write(&rs, &access, what, req.region_id, &req.mutation)?;
-            rs.read_modify_write(req.region_id, req.mutation, req.append)
-                .map(|cells| pb::RowsResponse { cells, rows: 1 })
+            rs.read_modify_write_once(
+                req.region_id,
+                req.mutation,
+                req.append,
+                (req.nonce_group, req.nonce),
+            )
+            .map(|cells| pb::RowsResponse { cells, rows: 1 })
         })
     }
 

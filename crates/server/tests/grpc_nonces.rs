@@ -1,0 +1,109 @@
+//! Client nonces over gRPC: a `ReadModifyWrite` (increment or append)
+//! tagged with `(nonce_group, nonce)` is applied once by a real standalone
+//! server on loopback; the same pair sent again (a client's retry after a
+//! call whose answer it never saw) is answered with the row's current
+//! cells and changes nothing. Untagged calls, and the same nonce in
+//! another group, apply each time. The Rust client tags every increment
+//! and append with a nonce of its connection's group.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use bytes::Bytes;
+use ferrobase_proto::cellblock::{decode_results, encode_mutations};
+use ferrobase_proto::pb::{self, region_server_client::RegionServerClient};
+use ferrobase_types::RowMutation;
+use tonic::transport::Channel;
+
+/// Sends one increment (`append`: one append) of `value` to `f:q` of `row`
+/// tagged `(group, nonce)`; returns the value the server answers.
+async fn call(
+    rs: &mut RegionServerClient<Channel>,
+    region_id: u64,
+    row: &str,
+    value: &[u8],
+    append: bool,
+    (nonce_group, nonce): (u64, u64),
+) -> Bytes {
+    let m = RowMutation::new(row.to_string()).put("f", "q", value);
+    let resp = rs
+        .read_modify_write(pb::ReadModifyWriteRequest {
+            region_id,
+            mutation: encode_mutations([&m]),
+            append,
+            nonce_group,
+            nonce,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let rows = decode_results(resp.cells).unwrap();
+    assert_eq!(rows.len(), 1);
+    let cell = rows[0].1.first().expect("the column comes back");
+    cell.value.clone()
+}
+
+fn long(v: &Bytes) -> i64 {
+    i64::from_be_bytes(v[..].try_into().unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retried_nonce_is_answered_as_a_duplicate() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, conn) = common::start_on(dir.path(), common::settings()).await;
+    conn.admin()
+        .create_table(&common::table("t", &["f"]), &[])
+        .await
+        .unwrap();
+    let region_id = conn.admin().describe("t").await.unwrap().regions[0].region_id;
+    let mut rs = RegionServerClient::connect(format!("http://{}", server.addr()))
+        .await
+        .unwrap();
+    let five = 5i64.to_be_bytes();
+
+    // First call of (7, 1): applied.
+    let v = call(&mut rs, region_id, "n", &five, false, (7, 1)).await;
+    assert_eq!(long(&v), 5);
+    // Its retry: answered with the current value, not applied again.
+    let v = call(&mut rs, region_id, "n", &five, false, (7, 1)).await;
+    assert_eq!(long(&v), 5, "a retried nonce is not applied twice");
+    // The same nonce in another group, and another nonce, are new calls.
+    let v = call(&mut rs, region_id, "n", &five, false, (8, 1)).await;
+    assert_eq!(long(&v), 10);
+    let v = call(&mut rs, region_id, "n", &five, false, (7, 2)).await;
+    assert_eq!(long(&v), 15);
+    // Without a nonce (an older client): every call applies.
+    for want in [20, 25] {
+        let v = call(&mut rs, region_id, "n", &five, false, (7, 0)).await;
+        assert_eq!(long(&v), want);
+    }
+    // Someone else's increment, then the old retry again: the answer is
+    // the row as it is now, still without applying the retry.
+    assert_eq!(
+        conn.table("t").increment("n", "f", "q", 1).await.unwrap(),
+        26
+    );
+    let v = call(&mut rs, region_id, "n", &five, false, (7, 1)).await;
+    assert_eq!(long(&v), 26);
+
+    // Appends: the same.
+    let v = call(&mut rs, region_id, "s", b"ab", true, (7, 3)).await;
+    assert_eq!(&v[..], b"ab");
+    let v = call(&mut rs, region_id, "s", b"ab", true, (7, 3)).await;
+    assert_eq!(&v[..], b"ab", "a retried append is not applied twice");
+    let v = call(&mut rs, region_id, "s", b"cd", true, (7, 4)).await;
+    assert_eq!(&v[..], b"abcd");
+
+    // The Rust client's own calls carry nonces of its connection's group
+    // (never 0: 0 is "no nonce"), one per call: each applies.
+    assert_ne!(conn.nonce_group(), 0);
+    let t = conn.table("t");
+    assert_eq!(t.increment("m", "f", "q", 2).await.unwrap(), 2);
+    assert_eq!(t.increment("m", "f", "q", 2).await.unwrap(), 4);
+    assert_eq!(&t.append("s", "f", "q", "e").await.unwrap()[..], b"abcde");
+    let other =
+        ferrobase_client::Connection::connect(&server.addr().to_string(), common::settings())
+            .unwrap();
+    assert_ne!(other.nonce_group(), conn.nonce_group());
+    server.stop().await.unwrap();
+}
