@@ -360,7 +360,11 @@ pub async fn run(name: &str, ctx: &Ctx) -> Result<Report> {
     if let Some((addr, describe)) = &ctx.peer {
         let per_point = PEER_PER_POINT_EXPERIMENTS.contains(&name) && ctx.peer_heap.is_some();
         if PEER_EXPERIMENTS.contains(&name) || per_point {
-            if !ctx.quiet {
+            if !ctx.quiet && per_point {
+                eprintln!(
+                    "experiment {name}: the same points against Apache HBase, each on an HBase started for it ..."
+                );
+            } else if !ctx.quiet {
                 eprintln!("experiment {name}: the same points against Apache HBase at {addr} ...");
             }
             let on_hbase = Ctx {
