@@ -192,8 +192,8 @@ pub struct ExperimentArgs {
     /// Print the report(s) as JSON instead of tables.
     #[arg(long)]
     pub json: bool,
-    /// Also run the write experiments' points against a real Apache HBase
-    /// 2.6 on this machine (started with scripts/hbase-peer.sh unless
+    /// Also run the write and read experiments' points against a real
+    /// Apache HBase 2.6 on this machine (started with scripts/hbase-peer.sh unless
     /// --peer-addr names a running one) and plot both.
     #[arg(long, value_enum)]
     pub peer: Option<PeerArg>,
@@ -387,12 +387,18 @@ pub async fn experiment(a: &ExperimentArgs) -> Result<Outcome> {
     }
     // Kept until the experiments end; stops the peer when dropped.
     let mut started_peer = None;
+    let mut peer_pid = None;
+    let mut peer_heap = None;
     let peer = match (a.peer, &a.peer_addr) {
         (None, _) => None,
-        (Some(PeerArg::Hbase), Some(addr)) => Some((
-            addr.clone(),
-            format!("Apache HBase at {addr} (already running)"),
-        )),
+        (Some(PeerArg::Hbase), Some(addr)) => {
+            // Its CPU and memory can be read only when it runs here.
+            peer_pid = crate::resources::port_of(addr).and_then(crate::resources::pid_listening_on);
+            Some((
+                addr.clone(),
+                format!("Apache HBase at {addr} (already running)"),
+            ))
+        }
         (Some(PeerArg::Hbase), None) => {
             let heap = a
                 .peer_heap
@@ -402,7 +408,9 @@ pub async fn experiment(a: &ExperimentArgs) -> Result<Outcome> {
             // setting); HBase takes the same at start.
             let set = vec!["hbase.regionserver.handler.count=120".to_string()];
             let p = HBasePeer::start(&heap, &set).await?;
+            peer_heap = Some(heap);
             let info = (p.addr.clone(), p.describe.clone());
+            peer_pid = p.pid();
             started_peer = Some(p);
             Some(info)
         }
@@ -416,6 +424,8 @@ pub async fn experiment(a: &ExperimentArgs) -> Result<Outcome> {
         root: a.root.clone(),
         hbase: None,
         peer,
+        peer_pid,
+        peer_heap,
     };
     let names: Vec<&str> = match experiment_name(a.name) {
         Some(n) => vec![n],

@@ -15,6 +15,8 @@
 //! - [`experiment`]: the seed experiments (sweeps → JSON, SVG chart, table).
 //! - [`peer`]: a real Apache HBase beside the run (`--peer hbase`),
 //!   stopped when dropped.
+//! - [`resources`]: CPU seconds and peak memory of the bench process and
+//!   of the server process under test, from `/proc`.
 //! - [`cluster`]: etcd, a master and N region server processes on this
 //!   machine, for the `regionservers` experiment; killed when dropped.
 //! - [`ycsb`]: YCSB property files, workloads A–F, YCSB's output format.
@@ -34,6 +36,7 @@ pub mod load;
 pub mod peer;
 pub mod progress;
 pub mod reads;
+pub mod resources;
 pub mod rowspec;
 pub mod target;
 pub mod ycsb;

@@ -99,6 +99,10 @@ pub struct LoadReport {
     /// Server stall counters (embedded server only).
     pub stalls_before: Option<Stalls>,
     pub stalls_after: Option<Stalls>,
+    /// CPU and peak memory of the processes during the load, when the
+    /// caller measured them ([`crate::resources::Probe`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resources: Option<crate::resources::Usage>,
 }
 
 /// Maps `skip|async|sync|fsync` (and HBase's names) to a durability.
@@ -439,6 +443,7 @@ pub async fn run_load(target: &Target, spec: &LoadSpec) -> Result<LoadReport> {
         errors,
         stalls_before,
         stalls_after,
+        resources: None,
     })
 }
 

@@ -105,6 +105,17 @@ impl HBasePeer {
     }
 }
 
+impl HBasePeer {
+    /// The JVM's process id (the pid file `scripts/hbase-peer.sh` writes).
+    pub fn pid(&self) -> Option<u32> {
+        std::fs::read_to_string(self.dir.path().join("peer.pid"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    }
+}
+
 impl Drop for HBasePeer {
     fn drop(&mut self) {
         let _ = Command::new(&self.script)

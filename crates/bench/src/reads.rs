@@ -2,7 +2,10 @@
 //! [`RowSpec`] already loaded, with keys drawn from a YCSB distribution
 //! (`uniform`, `zipfian[:θ]`, `scrambled[:θ]`, `latest`, `hotspot`).
 //! Reports ops/s, rows read, latency per operation and errors. Never
-//! writes.
+//! writes. A ferrobase target is read through ferrobase's client; an HBase
+//! target (`hbase://`) through `ferrobase-hbase-client` with the same
+//! keys, the same `Get` of the whole row and the same scans (start row,
+//! caching = limit = the scan's rows), one TCP connection per task.
 
 use crate::latency::{Latency, LatencySummary};
 use crate::progress::Progress;
@@ -48,6 +51,67 @@ pub struct ReadReport {
     pub latency: LatencySummary,
     pub errors: BTreeMap<String, u64>,
     pub error_count: u64,
+    /// CPU and peak memory of the processes during the reads, when the
+    /// caller measured them ([`crate::resources::Probe`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resources: Option<crate::resources::Usage>,
+}
+
+/// Where a read task sends its calls.
+enum Reader {
+    Ferrobase(Table),
+    HBase(ferrobase_hbase_client::Table),
+}
+
+impl Reader {
+    /// One get (rows found: 0 or 1) or scan of `scan_rows` rows from `key`
+    /// (rows returned).
+    async fn read(&self, key: bytes::Bytes, scan_rows: Option<u32>) -> Result<u64, String> {
+        match (self, scan_rows) {
+            (Reader::Ferrobase(table), None) => table
+                .get(Get::new(key))
+                .await
+                .map(|r| u64::from(!r.is_empty()))
+                .map_err(|e| e.to_string()),
+            (Reader::Ferrobase(table), Some(n)) => {
+                let mut scanner =
+                    table.scan(Scan::new().start_row(key).caching(n).limit(u64::from(n)));
+                let mut got = 0u64;
+                loop {
+                    match scanner.next().await {
+                        Ok(Some(_)) => got += 1,
+                        Ok(None) => break Ok(got),
+                        Err(e) => break Err(e.to_string()),
+                    }
+                }
+            }
+            (Reader::HBase(table), None) => {
+                let get = ferrobase_hbase_client::Get::new(key);
+                table
+                    .get(&get)
+                    .await
+                    .map(|cells| u64::from(!cells.is_empty()))
+                    .map_err(|e| e.kind())
+            }
+            (Reader::HBase(table), Some(n)) => {
+                let scan = ferrobase_hbase_client::Scan {
+                    start_row: key,
+                    ..ferrobase_hbase_client::Scan::new()
+                }
+                .caching(n)
+                .limit(u64::from(n));
+                let mut scanner = table.scanner(scan);
+                let mut got = 0u64;
+                loop {
+                    match scanner.next_row().await {
+                        Ok(Some(_)) => got += 1,
+                        Ok(None) => break Ok(got),
+                        Err(e) => break Err(e.kind()),
+                    }
+                }
+            }
+        }
+    }
 }
 
 struct Part {
@@ -59,7 +123,7 @@ struct Part {
 }
 
 async fn read_part(
-    table: Table,
+    table: Reader,
     spec: Arc<ReadLoad>,
     ops: u64,
     seed: u64,
@@ -75,32 +139,15 @@ async fn read_part(
         end: Instant::now(),
     };
     for _ in 0..ops {
-        let key = spec.rows.shape.row(keys.next_item()).row;
+        let key = bytes::Bytes::from(spec.rows.shape.row(keys.next_item()).row);
         let t0 = Instant::now();
-        let outcome = match spec.scan_rows {
-            None => table
-                .get(Get::new(key))
-                .await
-                .map(|r| u64::from(!r.is_empty())),
-            Some(n) => {
-                let mut scanner =
-                    table.scan(Scan::new().start_row(key).caching(n).limit(u64::from(n)));
-                let mut got = 0u64;
-                loop {
-                    match scanner.next().await {
-                        Ok(Some(_)) => got += 1,
-                        Ok(None) => break Ok(got),
-                        Err(e) => break Err(e),
-                    }
-                }
-            }
-        };
+        let outcome = table.read(key, spec.scan_rows).await;
         part.latency.record(t0.elapsed());
         match outcome {
             Ok(0) => part.not_found += 1,
             Ok(n) => part.rows += n,
             Err(e) => {
-                *part.errors.entry(e.to_string()).or_default() += 1;
+                *part.errors.entry(e).or_default() += 1;
             }
         }
         done.fetch_add(1, Ordering::Relaxed);
@@ -116,16 +163,23 @@ pub async fn run_reads(target: &Target, spec: &ReadLoad) -> Result<ReadReport> {
             "reads need at least one thread and one row".into(),
         ));
     }
-    let conn = target.connect(spec.threads)?;
+    let mut readers = Vec::with_capacity(spec.threads);
+    if target.is_hbase() {
+        let conn = target.hbase_connect(spec.threads).await?;
+        readers.extend((0..spec.threads).map(|_| Reader::HBase(conn.table(&spec.table))));
+    } else {
+        let conn = target.connect(spec.threads)?;
+        readers.extend((0..spec.threads).map(|_| Reader::Ferrobase(conn.table(&spec.table))));
+    }
     let shared = Arc::new(spec.clone());
     let done = Arc::new(AtomicU64::new(0));
     let start = Instant::now();
     let per = spec.ops.div_ceil(spec.threads as u64);
     let mut tasks = Vec::new();
-    for t in 0..spec.threads as u64 {
+    for (t, reader) in (0..spec.threads as u64).zip(readers) {
         let ops = per.min(spec.ops.saturating_sub(t * per));
         tasks.push(tokio::spawn(read_part(
-            conn.table(&spec.table),
+            reader,
             shared.clone(),
             ops,
             spec.seed.wrapping_add(t),
@@ -163,5 +217,6 @@ pub async fn run_reads(target: &Target, spec: &ReadLoad) -> Result<ReadReport> {
         latency: latency.summary(),
         error_count: errors.values().sum(),
         errors,
+        resources: None,
     })
 }

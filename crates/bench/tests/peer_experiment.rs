@@ -1,7 +1,9 @@
-//! `bench experiment value-size --peer hbase` at a tiny scale, against a
-//! real Apache HBase 2.6 started by the command itself
-//! (scripts/hbase-peer.sh): the JSON holds ferrobase's and HBase's lines
-//! and a ferrobase/HBase ratio per point, the SVG draws both, and the
+//! `bench experiment value-size --peer hbase` and `random-read --peer
+//! hbase` at a tiny scale, against a real Apache HBase 2.6 started by the
+//! command itself (scripts/hbase-peer.sh): the JSON holds ferrobase's and
+//! HBase's lines and a ferrobase/HBase ratio per point, the SVG draws
+//! both, the reads find every row on both systems after HBase's flush and
+//! major compaction, the HBase JVM's CPU and memory are measured, and the
 //! peer is stopped afterwards. Needs Java 17 and Maven; where `java` is
 //! absent the test prints why and checks nothing, unless
 //! `FERROBASE_REQUIRE_HBASE_PEER=1` (scripts/test.sh), which makes it fail.
@@ -9,8 +11,9 @@
 use anyhow::Result;
 use ferrobase_bench::cli::{ExperimentArgs, ExperimentName, PeerArg, experiment};
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn value_size_against_ferrobase_and_apache_hbase() -> Result<()> {
+/// False (after saying why) when no Java can start the peer and the run
+/// does not require one.
+fn java_or_skip() -> bool {
     let required = std::env::var("FERROBASE_REQUIRE_HBASE_PEER").is_ok_and(|v| v == "1");
     if std::process::Command::new("java")
         .arg("-version")
@@ -27,6 +30,14 @@ async fn value_size_against_ferrobase_and_apache_hbase() -> Result<()> {
              NOTHING. scripts/java-deps.sh peer installs a JDK 17 and Maven.\n\
              ==================================================\n"
         );
+        return false;
+    }
+    true
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn value_size_against_ferrobase_and_apache_hbase() -> Result<()> {
+    if !java_or_skip() {
         return Ok(());
     }
     let dir = tempfile::tempdir()?;
@@ -85,5 +96,63 @@ async fn value_size_against_ferrobase_and_apache_hbase() -> Result<()> {
     assert_eq!(v["errors"], 0);
     let svg = std::fs::read_to_string(dir.path().join("value-size.svg"))?;
     assert!(svg.contains("Apache HBase 2.6 (this machine)"));
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn random_read_against_ferrobase_and_apache_hbase() -> Result<()> {
+    if !java_or_skip() {
+        return Ok(());
+    }
+    let dir = tempfile::tempdir()?;
+    let args = ExperimentArgs {
+        name: ExperimentName::RandomRead,
+        scale: 0.0005,
+        out: dir.path().to_path_buf(),
+        server: None,
+        etcd: None,
+        root: None,
+        json: false,
+        peer: Some(PeerArg::Hbase),
+        peer_addr: None,
+        peer_heap: Some("768m".into()),
+        exe: None,
+    };
+    let outcome = experiment(&args).await?;
+    assert_eq!(outcome.exit_code, 0, "{}", outcome.output);
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(
+        dir.path().join("random-read.json"),
+    )?)?;
+    assert_eq!(v["errors"], 0);
+    let ratios = v["comparisons"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter(|c| {
+                    c["what"]
+                        .as_str()
+                        .unwrap_or("")
+                        .contains("Apache HBase here")
+                })
+                .count()
+        })
+        .unwrap_or(0);
+    assert_eq!(ratios, 4);
+    let points = v["points"].as_array().cloned().unwrap_or_default();
+    let theirs: Vec<&serde_json::Value> =
+        points.iter().filter(|p| p["system"] == "hbase").collect();
+    assert_eq!(theirs.len(), 4);
+    for p in theirs {
+        // Every key was loaded, so every get found its row.
+        assert_eq!(p["report"]["not_found"], 0, "{p}");
+        // The JVM and this process, each measured.
+        let procs = p["report"]["resources"]["processes"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(procs.len(), 2, "{p}");
+        assert_eq!(procs[0]["process"], "Apache HBase JVM");
+        assert!(procs[0]["peak_rss_bytes"].as_u64().unwrap_or(0) > 0, "{p}");
+    }
     Ok(())
 }

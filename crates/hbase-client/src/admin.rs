@@ -7,11 +7,16 @@
 //! with `getProcedureResult` until it is finished, and then the table's
 //! visible state is awaited (every region of a new table online in
 //! `hbase:meta`, a disabled table reported disabled, a deleted one gone),
-//! so a call that returns has taken effect for the next client call. It
-//! never touches regions or data.
+//! so a call that returns has taken effect for the next client call.
+//! Flushes and major compactions of a table go region by region to the
+//! region servers' `AdminService` (`FlushRegion`, which returns when the
+//! memstore is written; `CompactRegion`, then `GetRegionInfo`'s
+//! compaction state polled until it is `NONE`), the calls HBase's own
+//! `Admin` makes per region. It never reads or writes data.
 
-use crate::connection::Connection;
+use crate::connection::{ADMIN_SERVICE, Connection};
 use crate::error::{ClientError, Result};
+use crate::rpc::HIGH_QOS;
 use bytes::Bytes;
 use ferrobase_hbase_wire::convert::schema::table_to_pb;
 use ferrobase_hbase_wire::names::TableName;
@@ -152,6 +157,103 @@ impl Admin {
             self.disable_table(table).await?;
         }
         self.delete_table(table).await
+    }
+
+    /// Flushes every region of `table` (each region server writes the
+    /// region's memstore to a store file before it answers). Returns how
+    /// many regions had something to flush.
+    pub async fn flush_table(&self, table: &str) -> Result<usize> {
+        let mut flushed = 0;
+        for loc in self.conn.region_locations(table).await? {
+            let req = pb::FlushRegionRequest {
+                region: loc.specifier(),
+                if_older_than_ts: None,
+                write_flush_wal_marker: None,
+                family: None,
+            };
+            let (r, _): (pb::FlushRegionResponse, _) = self
+                .conn
+                .retrying(Some(table), |_| {
+                    let (conn, server, req) = (self.conn.clone(), loc.server.clone(), req.clone());
+                    async move {
+                        conn.call(&server, ADMIN_SERVICE, "FlushRegion", &req, None, HIGH_QOS)
+                            .await
+                    }
+                })
+                .await?;
+            flushed += usize::from(r.flushed == Some(true));
+        }
+        Ok(flushed)
+    }
+
+    /// Major-compacts every region of `table` and waits (at most `limit`)
+    /// until no region of it reports a compaction: the requests are queued
+    /// by the region servers, so the compaction state is polled.
+    pub async fn major_compact_table(&self, table: &str, limit: Duration) -> Result<()> {
+        use pb::get_region_info_response::CompactionState;
+        let regions = self.conn.region_locations(table).await?;
+        for loc in &regions {
+            let req = pb::CompactRegionRequest {
+                region: loc.specifier(),
+                major: Some(true),
+                family: None,
+            };
+            let _: (pb::CompactRegionResponse, _) = self
+                .conn
+                .retrying(Some(table), |_| {
+                    let (conn, server, req) = (self.conn.clone(), loc.server.clone(), req.clone());
+                    async move {
+                        conn.call(
+                            &server,
+                            ADMIN_SERVICE,
+                            "CompactRegion",
+                            &req,
+                            None,
+                            HIGH_QOS,
+                        )
+                        .await
+                    }
+                })
+                .await?;
+        }
+        let start = Instant::now();
+        let mut pause = Duration::from_millis(20);
+        for loc in &regions {
+            let req = pb::GetRegionInfoRequest {
+                region: loc.specifier(),
+                compaction_state: Some(true),
+                best_split_row: None,
+            };
+            loop {
+                let (r, _): (pb::GetRegionInfoResponse, _) = self
+                    .conn
+                    .call(
+                        &loc.server,
+                        ADMIN_SERVICE,
+                        "GetRegionInfo",
+                        &req,
+                        None,
+                        HIGH_QOS,
+                    )
+                    .await?;
+                let idle = r
+                    .compaction_state
+                    .is_none_or(|s| s == CompactionState::None as i32);
+                if idle {
+                    break;
+                }
+                if start.elapsed() > limit {
+                    return Err(ClientError::Timeout {
+                        addr: loc.server.clone(),
+                        method: format!("waiting for the major compaction of {table}"),
+                        millis: limit.as_millis() as u64,
+                    });
+                }
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_millis(500));
+            }
+        }
+        Ok(())
     }
 
     /// Polls a procedure until it is finished; its failure is an error

@@ -29,6 +29,7 @@ use std::time::Instant;
 /// HBase's service names, one per TCP connection.
 pub(crate) const CLIENT_SERVICE: &str = "ClientService";
 pub(crate) const MASTER_SERVICE: &str = "MasterService";
+pub(crate) const ADMIN_SERVICE: &str = "AdminService";
 pub(crate) const META_SERVICE: &str = "ClientMetaService";
 
 type PoolKey = (String, &'static str);
@@ -280,11 +281,19 @@ impl Connection {
     /// Runs `op` until it succeeds, fails for good, or the retries or the
     /// operation timeout run out. A stale region cache of `table` is
     /// dropped before the next attempt.
-    pub(crate) async fn retrying<T>(
+    ///
+    /// `op` returns a future that owns what it uses (not an async closure
+    /// borrowing its captures), so the calls stay `Send` inside spawned
+    /// tasks: the compiler cannot prove that of an async closure's future
+    /// for every lifetime.
+    pub(crate) async fn retrying<T, Fut>(
         &self,
         table: Option<&str>,
-        mut op: impl AsyncFnMut(u32) -> Result<T>,
-    ) -> Result<T> {
+        mut op: impl FnMut(u32) -> Fut,
+    ) -> Result<T>
+    where
+        Fut: std::future::Future<Output = Result<T>>,
+    {
         let start = Instant::now();
         let config = &self.inner.config;
         let mut attempt = 0u32;

@@ -12,7 +12,7 @@
 //! | [`table`] | `Get`, `Mutate` (Put, Delete) and `Multi` batches grouped per region server |
 //! | [`scan`] | scanners: open, next with caching, close, region after region |
 //! | [`mutator`] | `BufferedMutator`: a write buffer flushed when full |
-//! | [`admin`] | create (split keys, family attributes), enable, disable, delete, exists |
+//! | [`admin`] | create (split keys, family attributes), enable, disable, delete, exists; flush and major-compact a table |
 //! | [`error`] | [`ClientError`], naming HBase's exception classes |
 //!
 //! The bytes themselves (framing, messages, KeyValue cell blocks, names)

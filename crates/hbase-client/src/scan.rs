@@ -197,18 +197,22 @@ impl Scanner {
             let scan = self.scan.to_pb(&start, include, caching, max_size);
             let name = table.name().to_string();
             let (region, resp, block) = conn
-                .retrying(Some(&name), async |_| {
-                    let region = conn.inner.locator.locate(&conn, &name, &start).await?;
-                    let req = pb::ScanRequest {
-                        region: Some(region.specifier()),
-                        scan: Some(scan.clone()),
-                        number_of_rows: Some(caching),
-                        ..Default::default()
-                    };
-                    let (resp, block): (pb::ScanResponse, Option<Bytes>) = conn
-                        .call(&region.server, CLIENT_SERVICE, "Scan", &req, None, 0)
-                        .await?;
-                    Ok((region, resp, block))
+                .retrying(Some(&name), |_| {
+                    let (conn, name, start, scan) =
+                        (conn.clone(), name.clone(), start.clone(), scan.clone());
+                    async move {
+                        let region = conn.inner.locator.locate(&conn, &name, &start).await?;
+                        let req = pb::ScanRequest {
+                            region: Some(region.specifier()),
+                            scan: Some(scan),
+                            number_of_rows: Some(caching),
+                            ..Default::default()
+                        };
+                        let (resp, block): (pb::ScanResponse, Option<Bytes>) = conn
+                            .call(&region.server, CLIENT_SERVICE, "Scan", &req, None, 0)
+                            .await?;
+                        Ok((region, resp, block))
+                    }
                 })
                 .await?;
             self.take(&resp, block.as_ref(), &region)

@@ -147,19 +147,22 @@ impl Table {
     pub async fn get(&self, get: &Get) -> Result<Vec<Cell>> {
         let g = get.to_pb();
         self.conn
-            .retrying(Some(&self.name), async |_| {
-                let loc = self.locate(&get.row).await?;
-                let req = pb::GetRequest {
-                    region: loc.specifier(),
-                    get: g.clone(),
-                };
-                let (resp, block): (pb::GetResponse, _) = self
-                    .conn
-                    .call(&loc.server, CLIENT_SERVICE, "Get", &req, None, 0)
-                    .await?;
-                match &resp.result {
-                    Some(r) => CellSource::new(block.as_ref()).result(r),
-                    None => Ok(Vec::new()),
+            .retrying(Some(&self.name), |_| {
+                let (this, g, row) = (self.clone(), g.clone(), get.row.clone());
+                async move {
+                    let loc = this.locate(&row).await?;
+                    let req = pb::GetRequest {
+                        region: loc.specifier(),
+                        get: g,
+                    };
+                    let (resp, block): (pb::GetResponse, _) = this
+                        .conn
+                        .call(&loc.server, CLIENT_SERVICE, "Get", &req, None, 0)
+                        .await?;
+                    match &resp.result {
+                        Some(r) => CellSource::new(block.as_ref()).result(r),
+                        None => Ok(Vec::new()),
+                    }
                 }
             })
             .await
@@ -173,18 +176,22 @@ impl Table {
         let proto = mutation_to_pb(kind, m, None, CellCodec::KeyValue, &mut block)?;
         let block = block.freeze();
         self.conn
-            .retrying(Some(&self.name), async |_| {
-                let loc = self.locate(&m.row).await?;
-                let req = pb::MutateRequest {
-                    region: loc.specifier(),
-                    mutation: proto.clone(),
-                    ..Default::default()
-                };
-                let _: (pb::MutateResponse, _) = self
-                    .conn
-                    .call(&loc.server, CLIENT_SERVICE, "Mutate", &req, Some(&block), 0)
-                    .await?;
-                Ok(())
+            .retrying(Some(&self.name), |_| {
+                let (this, proto, block, row) =
+                    (self.clone(), proto.clone(), block.clone(), m.row.clone());
+                async move {
+                    let loc = this.locate(&row).await?;
+                    let req = pb::MutateRequest {
+                        region: loc.specifier(),
+                        mutation: proto,
+                        ..Default::default()
+                    };
+                    let _: (pb::MutateResponse, _) = this
+                        .conn
+                        .call(&loc.server, CLIENT_SERVICE, "Mutate", &req, Some(&block), 0)
+                        .await?;
+                    Ok(())
+                }
             })
             .await
     }

@@ -5,11 +5,11 @@
 //! ratio ours/HBase. `all` runs every experiment and writes
 //! `DIR/index.html`.
 //!
-//! With `--peer hbase` the write experiments of [`PEER_EXPERIMENTS`] run
-//! every point a second time against a real Apache HBase (the same rows,
-//! batches and client threads, over HBase's RPC), and the report holds
-//! both lines, the ratio ferrobase/HBase per point, and the seed's 2013
-//! figure as a third line labelled as such.
+//! With `--peer hbase` the experiments of [`PEER_EXPERIMENTS`] run every
+//! point a second time against a real Apache HBase (the same rows,
+//! batches, reads and client threads, over HBase's RPC), and the report
+//! holds both lines, the ratio ferrobase/HBase per point, and the seed's
+//! published figure as a further line labelled as such.
 //!
 //! `--scale` multiplies every row and operation count (scale 1: each
 //! experiment ≤ 2 minutes on a 2-core machine). This module owns the
@@ -21,6 +21,7 @@ pub mod servers;
 pub mod writes;
 
 use crate::chart::{Series, line_chart};
+use crate::resources::Probe;
 use crate::target::TargetUrl;
 use crate::{BenchError, Result};
 use serde::Serialize;
@@ -62,12 +63,20 @@ pub struct Ctx {
     /// Also run the points against this HBase (`--peer hbase`), and how it
     /// was started (for the report).
     pub peer: Option<(String, String)>,
+    /// The process id of the HBase peer's JVM (its CPU and memory are
+    /// measured per point); `None` when it is not known.
+    pub peer_pid: Option<u32>,
+    /// The heap of the HBase peer this command started (`None` with
+    /// `--peer-addr`): `handlers` and `flush-compaction-threads` start a
+    /// fresh HBase with it for each point, with the point's settings.
+    pub peer_heap: Option<String>,
 }
 
 /// The experiments `--peer hbase` runs against HBase too: client-side
-/// sweeps of plain loads, which need nothing from the server HBase cannot
-/// be given per table.
-pub const PEER_EXPERIMENTS: [&str; 7] = [
+/// sweeps of plain loads, and reads of tables loaded, flushed and
+/// major-compacted through HBase's `Admin` calls, which need nothing from
+/// the server HBase cannot be given per table.
+pub const PEER_EXPERIMENTS: [&str; 9] = [
     "wal",
     "write-buffer",
     "qualifier-length",
@@ -75,20 +84,29 @@ pub const PEER_EXPERIMENTS: [&str; 7] = [
     "column-count",
     "single-vs-multi-column",
     "random-write-value-size",
+    "random-read",
+    "block-size",
 ];
+
+/// The experiments whose points change server-wide settings, which HBase
+/// takes only at start: against the peer, each point starts its own HBase
+/// with the point's settings (only when this command starts HBase itself,
+/// not with `--peer-addr`).
+pub const PEER_PER_POINT_EXPERIMENTS: [&str; 2] = ["handlers", "flush-compaction-threads"];
 
 /// Why an experiment is not run against the HBase peer.
 fn peer_unsupported(name: &str) -> &'static str {
     match name {
         "handlers" | "flush-compaction-threads" => {
-            "its points change server-wide settings (handler count, flush and compaction pools), which HBase takes only at start; one HBase start per point is not built"
+            "its points change server-wide settings (handler count, flush and compaction pools), which HBase takes only at start, and an HBase named with --peer-addr cannot be restarted with them (without --peer-addr each point starts its own HBase)"
         }
         "regionservers" => {
             "it starts ferrobase clusters of 1–3 region servers; an HBase cluster of several region servers is not built"
         }
-        _ => {
-            "its reads go through ferrobase's own client (flushes, compactions and cache counters of the embedded server); the HBase client's reads are not wired into it"
+        "compression-encoding" => {
+            "it sweeps PREFIX_TREE, which HBase 2 removed, and SNAPPY/LZ4/ZSTD, which the HBase peer has no codec libraries for; its on-disk sizes come from ferrobase's cluster status, which HBase reports only in whole megabytes"
         }
+        _ => "no HBase run of it is built",
     }
 }
 
@@ -104,6 +122,8 @@ impl Ctx {
             root: None,
             hbase: None,
             peer: None,
+            peer_pid: None,
+            peer_heap: None,
         }
     }
 
@@ -121,6 +141,25 @@ impl Ctx {
             "Apache HBase 2.6 (this machine)"
         } else {
             "ferrobase"
+        }
+    }
+
+    /// Starts measuring the processes of a point: the server process under
+    /// test when it is not this one (the HBase JVM; a `--server`
+    /// ferrobase found by its port), and this process (the client, and an
+    /// embedded ferrobase).
+    pub fn probe(&self) -> Probe {
+        if self.hbase.is_some() {
+            let server = self.peer_pid.map(|pid| (pid, "Apache HBase JVM"));
+            return Probe::start(server, "bench client");
+        }
+        match &self.server {
+            None => Probe::start(None, "bench client + embedded ferrobase"),
+            Some(addr) => {
+                let pid =
+                    crate::resources::port_of(addr).and_then(crate::resources::pid_listening_on);
+                Probe::start(pid.map(|p| (p, "ferrobase server")), "bench client")
+            }
         }
     }
 
@@ -178,6 +217,11 @@ pub struct Report {
     /// The Apache HBase the points also ran against (`--peer hbase`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub peer: Option<String>,
+    /// Absolute figures to compare with the peer's, `(label, value)`, for
+    /// experiments whose chart lines are relative (`block-size`); empty:
+    /// the lines' points are compared.
+    #[serde(skip)]
+    pub peer_figures: Vec<(String, f64)>,
 }
 
 impl Report {
@@ -200,6 +244,7 @@ impl Report {
             notes: Vec::new(),
             errors: 0,
             peer: None,
+            peer_figures: Vec::new(),
         }
     }
 
@@ -313,8 +358,13 @@ pub async fn run(name: &str, ctx: &Ctx) -> Result<Report> {
     let start = std::time::Instant::now();
     let mut report = run_one(name, ctx).await?;
     if let Some((addr, describe)) = &ctx.peer {
-        if PEER_EXPERIMENTS.contains(&name) {
-            if !ctx.quiet {
+        let per_point = PEER_PER_POINT_EXPERIMENTS.contains(&name) && ctx.peer_heap.is_some();
+        if PEER_EXPERIMENTS.contains(&name) || per_point {
+            if !ctx.quiet && per_point {
+                eprintln!(
+                    "experiment {name}: the same points against Apache HBase, each on an HBase started for it ..."
+                );
+            } else if !ctx.quiet {
                 eprintln!("experiment {name}: the same points against Apache HBase at {addr} ...");
             }
             let on_hbase = Ctx {
@@ -340,13 +390,34 @@ pub async fn run(name: &str, ctx: &Ctx) -> Result<Report> {
 /// its rows and points (labelled), ferrobase/HBase per point; the seed's
 /// 2013 lines stay, labelled as published figures.
 pub fn merge_peer(ours: &mut Report, theirs: Report, describe: &str) {
+    // The write studies' HBase figures are from 2013; the read studies'
+    // from other years.
+    let published = if ours.name == "random-read" || ours.name == "block-size" {
+        "published figure"
+    } else {
+        "published 2013 figure"
+    };
     for s in &mut ours.hbase {
-        s.name = format!("{}, published 2013 figure", s.name);
+        s.name = format!("{}, {published}", s.name);
     }
     for c in &mut ours.comparisons {
-        c.what = format!("{} (published 2013 figure)", c.what);
+        c.what = format!("{} ({published})", c.what);
     }
-    for (o, t) in ours.series.iter().zip(&theirs.series) {
+    for (what, v) in &ours.peer_figures {
+        if let Some((_, h)) = theirs.peer_figures.iter().find(|(w, _)| w == what) {
+            ours.comparisons.push(Comparison::new(
+                format!("{what}: ferrobase / Apache HBase here"),
+                *v,
+                *h,
+            ));
+        }
+    }
+    let by_series = if ours.peer_figures.is_empty() {
+        ours.series.len()
+    } else {
+        0
+    };
+    for (o, t) in ours.series.iter().zip(&theirs.series).take(by_series) {
         let what = o.name.split_once(", ").map_or("", |(_, rest)| rest);
         for (x, v) in &o.points {
             if let Some(h) = t.at(x) {
@@ -387,7 +458,12 @@ pub fn merge_peer(ours: &mut Report, theirs: Report, describe: &str) {
     ours.errors += theirs.errors;
     ours.peer = Some(describe.to_string());
     ours.notes.push(format!(
-        "peer: {describe}; the same rows, threads, write buffers and durability through ferrobase-hbase-client over HBase's RPC; server stall counters are ferrobase's only (HBase does not report them to clients)"
+        "peer: {describe}; {}",
+        if ours.columns.iter().any(|c| c == "stalls") {
+            "the same rows, threads, write buffers and durability through ferrobase-hbase-client over HBase's RPC; server stall counters are ferrobase's only (HBase does not report them to clients)"
+        } else {
+            "the same rows loaded the same way, flushed and major-compacted through HBase's Admin calls (FlushRegion, CompactRegion), then the same keys read by the same number of client tasks through ferrobase-hbase-client over HBase's RPC"
+        }
     ));
 }
 
@@ -532,6 +608,50 @@ mod tests {
         let json = serde_json::to_value(&ours).map_err(|e| BenchError::Invalid(e.to_string()))?;
         assert_eq!(json["peer"], "Apache HBase 2.6.4, heap 2g");
         Ok(())
+    }
+
+    #[test]
+    fn relative_lines_are_compared_by_their_absolute_figures() {
+        let report = |system: &str, gets: f64| {
+            let mut r = Report::new("block-size", "seed", "T", "BLOCKSIZE", "relative");
+            r.columns = vec!["point".into()];
+            let mut s = Series::new(format!("{system} get"));
+            s.push("16 KiB", 1.1);
+            s.push("64 KiB", 1.0);
+            r.series.push(s);
+            r.peer_figures = vec![
+                ("16 KiB gets/s".into(), gets * 1.1),
+                ("64 KiB gets/s".into(), gets),
+            ];
+            r
+        };
+        let mut ours = report("ferrobase", 3000.0);
+        let mut old = Series::new("HBase get (study)");
+        old.push("16 KiB", 1.15);
+        ours.hbase.push(old);
+        merge_peer(&mut ours, report("HBase", 1000.0), "peer");
+        let here: Vec<(String, f64)> = ours
+            .comparisons
+            .iter()
+            .map(|c| (c.what.clone(), (c.ratio * 100.0).round() / 100.0))
+            .collect();
+        assert_eq!(
+            here,
+            [
+                (
+                    "16 KiB gets/s: ferrobase / Apache HBase here".to_string(),
+                    3.0
+                ),
+                (
+                    "64 KiB gets/s: ferrobase / Apache HBase here".to_string(),
+                    3.0
+                ),
+            ]
+        );
+        // Not a 2013 study; the lines themselves are not compared.
+        assert_eq!(ours.hbase[0].name, "HBase get (study), published figure");
+        assert_eq!(ours.series.len(), 2);
+        assert!(ours.notes.iter().any(|n| n.contains("FlushRegion")));
     }
 
     #[test]

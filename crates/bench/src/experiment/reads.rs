@@ -3,13 +3,18 @@
 //! and the HBase column-family design study (BLOCKSIZE; compression × data
 //! block encoding). Each loads its tables, flushes and major-compacts
 //! them so reads go to store files, reads, and drops the tables.
+//! `random-read` and `block-size` also run against an HBase target (the
+//! `--peer hbase` run): the same load, then HBase's flush and major
+//! compaction of every region (waited for), then the same reads. Every
+//! read phase is measured for CPU seconds and peak memory of the server
+//! and client processes ([`crate::resources`]).
 
 use super::{Comparison, Ctx, Report, int};
 use crate::chart::Series;
-use crate::load::{LoadSpec, drop_table, run_load};
+use crate::load::{LoadSpec, drop_hbase_table, drop_table, run_load};
 use crate::reads::{ReadLoad, ReadReport, run_reads};
 use crate::rowspec::RowSpec;
-use crate::target::{Target, with_target};
+use crate::target::{Target, with_target, with_target_url};
 use crate::{BenchError, Result};
 use ferrobase_types::{Durability, Settings};
 use ferrobase_workloads::Shape;
@@ -26,10 +31,32 @@ fn read_columns() -> Vec<String> {
         "p99.9 ms",
         "not found",
         "errors",
+        "CPU s",
+        "peak RSS MB",
     ]
     .iter()
     .map(|s| s.to_string())
     .collect()
+}
+
+/// What the `CPU s` and `peak RSS MB` columns hold, for the notes.
+const RESOURCE_NOTE: &str = "CPU s: CPU seconds of the reads, summed over the server process and the bench client process (for the embedded ferrobase they are one process; for HBase the JVM and the client); peak RSS MB: the server process's peak resident set during the reads (VmHWM, reset when each read phase starts; for the embedded ferrobase that process also holds the client)";
+
+/// Reads with the processes measured ([`Ctx::probe`]).
+async fn measured_reads(ctx: &Ctx, t: &Target, load: &ReadLoad) -> Result<ReadReport> {
+    let probe = ctx.probe();
+    let mut r = run_reads(t, load).await?;
+    r.resources = Some(probe.finish());
+    Ok(r)
+}
+
+/// Drops a read experiment's table, on ferrobase or HBase.
+async fn drop_read_table(t: &Target, table: &str) -> Result<()> {
+    if t.is_hbase() {
+        drop_hbase_table(t, table).await
+    } else {
+        drop_table(&t.connect(1)?.admin(), table).await
+    }
 }
 
 fn read_row(label: &str, r: &ReadReport) -> Vec<String> {
@@ -44,6 +71,9 @@ fn read_row(label: &str, r: &ReadReport) -> Vec<String> {
         r.not_found.to_string(),
         r.error_count.to_string(),
     ]
+    .into_iter()
+    .chain(r.resources.clone().unwrap_or_default().cells())
+    .collect()
 }
 
 /// Loads `n` rows into a fresh `table` with `attrs`, flushes and
@@ -72,6 +102,14 @@ async fn prepare(
             "loading {table}: {} rows failed: {:?}",
             r.error_count, r.errors
         )));
+    }
+    if t.is_hbase() {
+        let admin = t.hbase_connect(1).await?.admin();
+        admin.flush_table(table).await?;
+        admin
+            .major_compact_table(table, Duration::from_secs(600))
+            .await?;
+        return Ok(());
     }
     let admin = t.connect(1)?.admin();
     admin.flush(table).await?;
@@ -132,24 +170,34 @@ pub async fn random_read(ctx: &Ctx) -> Result<Report> {
             &[("BLOCKCACHE", "true"), ("ROW_CACHE", "true")],
         ),
     ];
-    with_target(ctx.server.as_deref(), settings, async |t| {
+    with_target_url(&ctx.target(), settings, async |t| {
         for (cache, name, attrs) in configs {
+            if t.is_hbase() && name == "rowcached" {
+                // HBase has no row cache: the attribute would be ignored
+                // and the point would repeat "block cache on".
+                continue;
+            }
             let table = format!("bench_read_{name}");
             prepare(t, &table, rows, n, attrs).await?;
-            let mut s = Series::new(format!("ferrobase, {cache}"));
+            let mut s = Series::new(format!("{}, {cache}", ctx.system()));
             for (label, dist) in [("zipfian 0.8", "scrambled:0.8"), ("uniform", "uniform")] {
-                let r = run_reads(t, &reads(&table, rows, n, ops, dist, None)).await?;
+                let r = measured_reads(ctx, t, &reads(&table, rows, n, ops, dist, None)).await?;
                 let l = format!("{label}, {cache}");
                 rep.rows.push(read_row(&l, &r));
                 rep.point(&l, &r);
                 s.push(label, r.ops_per_s);
             }
             rep.series.push(s);
-            drop_table(&t.connect(1)?.admin(), &table).await?;
+            drop_read_table(t, &table).await?;
         }
         Ok(())
     })
     .await?;
+    if ctx.hbase.is_some() {
+        rep.notes
+            .push("HBase has no row cache: its run has the block cache on and off only".into());
+    }
+    rep.notes.push(RESOURCE_NOTE.into());
     rep.notes.push("kv rows with 1000-byte values, 32 client tasks with one get outstanding each; Zipfian: YCSB's scrambled Zipfian with exponent 0.8; block cache off: family BLOCKCACHE => false (the OS page cache still holds the files); row cache on: ROW_CACHE => true with ferrobase.rowcache.size 256 MiB (against --server, the server's own setting applies). The seed gives no absolute HBase figure (Zipfian: Hypertable ahead by its row cache; uniform: about equal)".into());
     Ok(rep)
 }
@@ -174,19 +222,24 @@ pub async fn block_size(ctx: &Ctx) -> Result<Report> {
         field_length: 100,
     });
     let mut got: Vec<(String, f64, f64)> = Vec::new();
-    with_target(ctx.server.as_deref(), Settings::default(), async |t| {
+    with_target_url(&ctx.target(), Settings::default(), async |t| {
         for kib in [16u32, 64, 128] {
             let table = format!("bench_blocksize_{kib}k");
             let size = (kib * 1024).to_string();
             prepare(t, &table, rows, n, &[("BLOCKSIZE", size.as_str())]).await?;
-            let g = run_reads(t, &reads(&table, rows, n, gets, "uniform", None)).await?;
-            let s = run_reads(t, &reads(&table, rows, n, scans, "uniform", Some(50))).await?;
+            let g = measured_reads(ctx, t, &reads(&table, rows, n, gets, "uniform", None)).await?;
+            let s =
+                measured_reads(ctx, t, &reads(&table, rows, n, scans, "uniform", Some(50))).await?;
             rep.rows.push(read_row(&format!("{kib} KiB get"), &g));
             rep.rows.push(read_row(&format!("{kib} KiB scan 50"), &s));
             rep.point(&format!("{kib} KiB get"), &g);
             rep.point(&format!("{kib} KiB scan"), &s);
+            rep.peer_figures
+                .push((format!("{kib} KiB gets/s"), g.ops_per_s));
+            rep.peer_figures
+                .push((format!("{kib} KiB 50-row scans/s"), s.ops_per_s));
             got.push((format!("{kib} KiB"), g.ops_per_s, s.ops_per_s));
-            drop_table(&t.connect(1)?.admin(), &table).await?;
+            drop_read_table(t, &table).await?;
         }
         Ok(())
     })
@@ -196,8 +249,8 @@ pub async fn block_size(ctx: &Ctx) -> Result<Report> {
         .find(|(l, _, _)| l == "64 KiB")
         .map(|(_, g, s)| (*g, *s))
         .unwrap_or((1.0, 1.0));
-    let mut og = Series::new("ferrobase get");
-    let mut os = Series::new("ferrobase scan");
+    let mut og = Series::new(format!("{} get", ctx.system()));
+    let mut os = Series::new(format!("{} scan", ctx.system()));
     for (l, g, s) in &got {
         og.push(l.clone(), g / base.0.max(1e-9));
         os.push(l.clone(), s / base.1.max(1e-9));
@@ -229,20 +282,13 @@ pub async fn block_size(ctx: &Ctx) -> Result<Report> {
     rep.series.extend([og, os]);
     rep.hbase.extend([hg, hs]);
     rep.notes.push("ycsb rows (10 × 100 B), one region, flushed and major-compacted; uniform gets and 50-row scans, 32 client tasks; the comparison lines print relative figures (ratios ×100 would be percentages)".into());
+    rep.notes.push(RESOURCE_NOTE.into());
     Ok(rep)
 }
 
-/// Process CPU seconds (user + system) from /proc/self/stat; 0 if unknown.
+/// This process's CPU seconds (user + system); 0 if unknown.
 fn cpu_seconds() -> f64 {
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
-        return 0.0;
-    };
-    // Fields after the parenthesised command name; utime and stime are the
-    // 14th and 15th fields (clock ticks, 100 a second on Linux).
-    let rest = stat.rsplit(')').next().unwrap_or("");
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let tick = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-    (tick(11) + tick(12)) / 100.0
+    crate::resources::cpu_seconds(std::process::id()).unwrap_or(0.0)
 }
 
 async fn store_file_bytes(t: &Target, table: &str) -> Result<u64> {

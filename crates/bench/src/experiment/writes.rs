@@ -10,11 +10,12 @@
 //! buffer is larger than a few MiB, the sweep notes the size it used.
 
 use super::{Comparison, Ctx, Report, int};
-use crate::Result;
 use crate::chart::Series;
 use crate::load::{LoadReport, LoadSpec, drop_hbase_table, drop_table, run_load};
+use crate::peer::HBasePeer;
 use crate::rowspec::RowSpec;
 use crate::target::{Target, with_target_url};
+use crate::{BenchError, Result};
 use ferrobase_types::{Durability, Settings};
 use ferrobase_workloads::Shape;
 
@@ -22,8 +23,18 @@ const MIB: u64 = 1 << 20;
 
 fn columns() -> Vec<String> {
     [
-        "point", "rows", "rows/s", "cells/s", "MB/s", "RPCs", "p99 ms", "p99.9 ms", "stalls",
+        "point",
+        "rows",
+        "rows/s",
+        "cells/s",
+        "MB/s",
+        "RPCs",
+        "p99 ms",
+        "p99.9 ms",
+        "stalls",
         "errors",
+        "CPU s",
+        "peak RSS MB",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -56,11 +67,16 @@ fn row(label: &str, r: &LoadReport) -> Vec<String> {
         stalls,
         r.error_count.to_string(),
     ]
+    .into_iter()
+    .chain(r.resources.clone().unwrap_or_default().cells())
+    .collect()
 }
 
-/// One load and a dropped table.
-async fn point(t: &Target, spec: &LoadSpec) -> Result<LoadReport> {
-    let r = run_load(t, spec).await?;
+/// One load (its processes measured, [`Ctx::probe`]) and a dropped table.
+async fn point(ctx: &Ctx, t: &Target, spec: &LoadSpec) -> Result<LoadReport> {
+    let probe = ctx.probe();
+    let mut r = run_load(t, spec).await?;
+    r.resources = Some(probe.finish());
     // Let this point's flushes finish, so they do not race the drop. Its
     // compactions need no waiting for: dropping the table closes its
     // regions, which stops them (the next point starts on an idle server
@@ -77,6 +93,41 @@ async fn point(t: &Target, spec: &LoadSpec) -> Result<LoadReport> {
         drop_table(&conn.admin(), &spec.table).await?;
     }
     Ok(r)
+}
+
+/// One point on a server of its own, with the point's server-wide
+/// settings: a fresh embedded ferrobase with `settings` (or the `--server`
+/// ferrobase as it runs), or, for the HBase peer, a fresh Apache HBase
+/// started with `hbase_set` (HBase's names) for this point alone and
+/// stopped after it.
+async fn fresh_server_point(
+    ctx: &Ctx,
+    settings: Settings,
+    hbase_set: &[String],
+    spec: &LoadSpec,
+) -> Result<LoadReport> {
+    if ctx.hbase.is_none() {
+        return with_target_url(&ctx.target(), settings, async |t| point(ctx, t, spec).await).await;
+    }
+    let Some(heap) = &ctx.peer_heap else {
+        return Err(BenchError::Invalid(
+            "a point with its own HBase settings needs an HBase this command starts (not --peer-addr)"
+                .into(),
+        ));
+    };
+    let peer = HBasePeer::start(heap, hbase_set).await?;
+    let here = Ctx {
+        hbase: Some(peer.addr.clone()),
+        peer_pid: peer.pid(),
+        ..ctx.clone()
+    };
+    let r = with_target_url(&here.target(), settings, async |t| {
+        point(&here, t, spec).await
+    })
+    .await;
+    // Stopping waits for the JVM to exit: off the async threads.
+    let _ = tokio::task::spawn_blocking(move || drop(peer)).await;
+    r
 }
 
 /// Settings of the embedded server for write sweeps: the seeds' 120 handlers.
@@ -118,7 +169,7 @@ pub async fn wal(ctx: &Ctx) -> Result<Report> {
                 Durability::SyncWal,
                 Durability::FsyncWal,
             ] {
-                let r = point(t, &spec(rows, n, threads, 2 * MIB, d)).await?;
+                let r = point(ctx, t, &spec(rows, n, threads, 2 * MIB, d)).await?;
                 let label = format!("{} ×{threads}", d.name());
                 rep.rows.push(row(&label, &r));
                 rep.point(&label, &r);
@@ -163,9 +214,13 @@ pub async fn handlers(ctx: &Ctx) -> Result<Report> {
             handler_count: h,
             ..Settings::default()
         };
-        let r = with_target_url(&ctx.target(), settings, async |t| {
-            point(t, &spec(rows, n, 8, MIB, Durability::SkipWal)).await
-        })
+        let hbase_set = [format!("hbase.regionserver.handler.count={h}")];
+        let r = fresh_server_point(
+            ctx,
+            settings,
+            &hbase_set,
+            &spec(rows, n, 8, MIB, Durability::SkipWal),
+        )
         .await?;
         rep.rows.push(row(&h.to_string(), &r));
         rep.point(&h.to_string(), &r);
@@ -174,6 +229,9 @@ pub async fn handlers(ctx: &Ctx) -> Result<Report> {
     rep.series.push(s);
     if ctx.server.is_some() {
         rep.notes.push("with --server the handler count is the running server's: every point used the same server".into());
+    }
+    if ctx.hbase.is_some() {
+        rep.notes.push("each point ran on an Apache HBase started for it with hbase.regionserver.handler.count as in the table (the shared peer stayed idle)".into());
     }
     rep.notes.push("vehicle15, 8 threads, 1 MiB buffer, SKIP_WAL (seed: WAL off, 12 MB buffer; HBase peaks near 120 handlers, no figure given)".into());
     Ok(rep)
@@ -196,7 +254,12 @@ pub async fn write_buffer(ctx: &Ctx) -> Result<Report> {
         for threads in [1usize, 4, 16] {
             let mut s = Series::new(format!("{}, {threads} threads", ctx.system()));
             for mib in [1u64, 2, 4, 8, 16] {
-                let r = point(t, &spec(rows, n, threads, mib * MIB, Durability::SkipWal)).await?;
+                let r = point(
+                    ctx,
+                    t,
+                    &spec(rows, n, threads, mib * MIB, Durability::SkipWal),
+                )
+                .await?;
                 let label = format!("{mib} MiB ×{threads}");
                 rep.rows.push(row(&label, &r));
                 rep.point(&label, &r);
@@ -230,7 +293,7 @@ pub async fn qualifier_length(ctx: &Ctx) -> Result<Report> {
                 qualifier_len: Some(len),
                 ..RowSpec::plain(Shape::Gps60)
             };
-            let r = point(t, &spec(rows, n, 8, 4 * MIB, Durability::SkipWal)).await?;
+            let r = point(ctx, t, &spec(rows, n, 8, 4 * MIB, Durability::SkipWal)).await?;
             rep.rows.push(row(&len.to_string(), &r));
             rep.point(&len.to_string(), &r);
             s.push(len.to_string(), r.rows_per_s);
@@ -263,7 +326,7 @@ pub async fn value_size(ctx: &Ctx) -> Result<Report> {
             };
             // The same payload (~150 MB at scale 1) at every size.
             let n = ctx.n((150_000_000 / (60 * size)).min(60_000));
-            let r = point(t, &spec(rows, n, 4, 4 * MIB, Durability::SkipWal)).await?;
+            let r = point(ctx, t, &spec(rows, n, 4, 4 * MIB, Durability::SkipWal)).await?;
             rep.rows.push(row(&size.to_string(), &r));
             rep.point(&size.to_string(), &r);
             s.push(size.to_string(), r.payload_mb_per_s);
@@ -295,7 +358,7 @@ pub async fn column_count(ctx: &Ctx) -> Result<Report> {
                 columns: Some(c),
                 ..RowSpec::plain(Shape::Gps60)
             };
-            let r = point(t, &spec(rows, n, 10, 4 * MIB, Durability::SkipWal)).await?;
+            let r = point(ctx, t, &spec(rows, n, 10, 4 * MIB, Durability::SkipWal)).await?;
             rep.rows.push(row(&c.to_string(), &r));
             rep.point(&c.to_string(), &r);
             s.push(c.to_string(), r.rows_per_s);
@@ -340,7 +403,7 @@ pub async fn flush_compaction_threads(ctx: &Ctx) -> Result<Report> {
             Some(93_600.0),
         ),
     ];
-    let mut ours = Series::new("ferrobase");
+    let mut ours = Series::new(ctx.system());
     let mut hbase = Series::new("HBase (write-stall study, 16-core RegionServer)");
     let mut stalls = Series::new("ferrobase stalled writes + delayed flushes");
     for (i, (label, flushers, compactors, blocking, hb)) in configs.iter().enumerate() {
@@ -352,9 +415,19 @@ pub async fn flush_compaction_threads(ctx: &Ctx) -> Result<Report> {
             blocking_store_files: *blocking,
             ..Settings::default()
         };
-        let r = with_target_url(&ctx.target(), settings, async |t| {
-            point(t, &spec(rows, n, 8, 4 * MIB, Durability::SkipWal)).await
-        })
+        let hbase_set = [
+            format!("hbase.hregion.memstore.flush.size={}", 4 * MIB),
+            format!("hbase.hstore.flusher.count={flushers}"),
+            format!("hbase.regionserver.thread.compaction.small={compactors}"),
+            format!("hbase.regionserver.thread.compaction.large={compactors}"),
+            format!("hbase.hstore.blockingStoreFiles={blocking}"),
+        ];
+        let r = fresh_server_point(
+            ctx,
+            settings,
+            &hbase_set,
+            &spec(rows, n, 8, 4 * MIB, Durability::SkipWal),
+        )
         .await?;
         let x = format!("{}", i + 1);
         rep.rows.push(row(&format!("{x}: {label}"), &r));
@@ -376,10 +449,15 @@ pub async fn flush_compaction_threads(ctx: &Ctx) -> Result<Report> {
     rep.series.push(ours);
     rep.hbase.push(hbase);
     rep.notes.push("log9 rows, 8 threads, 4 MiB buffer, SKIP_WAL, hbase.hregion.memstore.flush.size 4 MiB so the load flushes many times; x: 1..4 = the configurations in the table".into());
-    rep.notes.push(format!(
-        "stall counts per configuration (blocked writes + delayed flushes + too busy): {:?}",
-        stalls.points
-    ));
+    if !stalls.points.is_empty() {
+        rep.notes.push(format!(
+            "stall counts per configuration (blocked writes + delayed flushes + too busy): {:?}",
+            stalls.points
+        ));
+    }
+    if ctx.hbase.is_some() {
+        rep.notes.push("each point ran on an Apache HBase started for it with hbase.hregion.memstore.flush.size 4 MiB, hbase.hstore.flusher.count, hbase.regionserver.thread.compaction.small and .large, and hbase.hstore.blockingStoreFiles as in the table (the shared peer stayed idle)".into());
+    }
     Ok(rep)
 }
 
@@ -416,6 +494,7 @@ pub async fn single_vs_multi(ctx: &Ctx) -> Result<Report> {
     with_target_url(&ctx.target(), server_settings(), async |t| {
         for (i, shape) in order.into_iter().enumerate() {
             let r = point(
+                ctx,
                 t,
                 &spec(RowSpec::plain(shape), n, 10, 5 * MIB, Durability::SyncWal),
             )
@@ -479,7 +558,7 @@ pub async fn random_write_value_size(ctx: &Ctx) -> Result<Report> {
         for size in [10usize, 100, 1000, 10_000] {
             let rows = RowSpec::plain(Shape::Kv { value_size: size });
             let n = ctx.n((200_000_000 / (size as u64 + 21)).min(600_000));
-            let r = point(t, &spec(rows, n, 8, 4 * MIB, Durability::AsyncWal)).await?;
+            let r = point(ctx, t, &spec(rows, n, 8, 4 * MIB, Durability::AsyncWal)).await?;
             rep.rows.push(row(&size.to_string(), &r));
             rep.point(&size.to_string(), &r);
             s.push(size.to_string(), r.payload_mb_per_s);

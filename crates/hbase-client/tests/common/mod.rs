@@ -141,6 +141,38 @@ pub async fn exercise(conn: &Connection, table: &str) {
     assert!(e.class_is("TableNotFoundException"), "{e}");
 }
 
+/// Flushes and major-compacts a table [`exercise`] filled: every region
+/// holds rows, so each has something to flush; a second flush finds the
+/// memstores empty; the major compaction returns once the servers report
+/// no compaction, and every row reads the same afterwards.
+pub async fn flush_and_compact(conn: &Connection, table: &str) {
+    let admin = conn.admin();
+    let t = conn.table(table);
+    t.put(&RowMutation::new(row(10)).put(b("f"), "c", b("before flush")))
+        .await
+        .unwrap();
+    let regions = conn.region_locations(table).await.unwrap().len();
+    assert_eq!(admin.flush_table(table).await.unwrap(), regions);
+    assert_eq!(admin.flush_table(table).await.unwrap(), 0);
+    admin
+        .major_compact_table(table, std::time::Duration::from_secs(120))
+        .await
+        .unwrap();
+    let cells = t
+        .get(&Get::new(row(10)).column(b("f"), b("c")))
+        .await
+        .unwrap();
+    assert_eq!(&cells[0].value[..], b"before flush");
+    let all = t
+        .scan_all(Scan::range(row(0), row(5000)).caching(500))
+        .await
+        .unwrap();
+    // Rows 0..5000 less the deleted row 5.
+    assert_eq!(all.len(), 4999);
+    let e = admin.flush_table("no_such_table").await.unwrap_err();
+    assert!(e.class_is("TableNotFoundException"), "{e}");
+}
+
 /// Disables and deletes `table`.
 pub async fn drop(conn: &Connection, table: &str) {
     let admin = conn.admin();
