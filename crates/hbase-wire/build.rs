@@ -3,6 +3,9 @@
 //! server dispatches on the method name in each request header).
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // The directory too: a new .proto file must rerun this script (a
+    // directory is checked for any file newer than the last run).
+    println!("cargo:rerun-if-changed=proto");
     let mut files = Vec::new();
     for entry in std::fs::read_dir("proto")? {
         let path = entry?.path();
