@@ -1,9 +1,10 @@
 //! Garbage on every port at once, from many connections, while real
 //! clients keep working: a `ferrobase standalone` process with its RPC port
-//! (gRPC and HBase RPC), Thrift gateway and info port. Each garbage
+//! (gRPC and HBase RPC), Thrift gateway, info port and ZooKeeper registry
+//! endpoint. Each garbage
 //! connection sends random bytes, or a real protocol's opening followed by
 //! random bytes, then goes away. Meanwhile a gRPC client writes and reads
-//! rows, and HBase RPC, Thrift and HTTP clients make well-formed calls:
+//! rows, and HBase RPC, Thrift, HTTP and ZooKeeper clients make well-formed calls:
 //! every one of them must succeed, the process must still run, and its log
 //! must hold no panic. Seeded (`FERROBASE_GARBAGE_SEED`), so a failure
 //! replays.
@@ -35,6 +36,7 @@ struct Server {
     rpc: String,
     thrift: String,
     info: String,
+    zookeeper: String,
     log: std::path::PathBuf,
 }
 
@@ -49,7 +51,7 @@ fn start(dir: &std::path::Path) -> Server {
     let log = dir.join("server.log");
     let mut child = Command::new(env!("CARGO_BIN_EXE_ferrobase"))
         .args(["standalone", "--port", "0", "--thrift-port", "0"])
-        .args(["--info-port", "0", "--data-dir"])
+        .args(["--info-port", "0", "--zookeeper-port", "0", "--data-dir"])
         .arg(dir.join("data"))
         .args(["--set", "ferrobase.memory.size=268435456"])
         .env("RUST_LOG", "warn")
@@ -63,6 +65,7 @@ fn start(dir: &std::path::Path) -> Server {
         rpc: String::new(),
         thrift: String::new(),
         info: String::new(),
+        zookeeper: String::new(),
         log,
     };
     for line in BufReader::new(stdout).lines() {
@@ -70,18 +73,23 @@ fn start(dir: &std::path::Path) -> Server {
         let line = line.trim();
         if let Some(a) = line.strip_prefix("thrift gateway: ") {
             server.thrift = a.to_string();
+        } else if let Some(a) = line.strip_prefix("ZooKeeper registry (hbase.zookeeper.quorum): ") {
+            server.zookeeper = a.to_string();
         } else if let Some((_, a)) = line.split_once("http://") {
             server.info = a.trim_end_matches('/').to_string();
         } else if line.contains("listening on") {
             server.rpc = line.rsplit(' ').next().unwrap().to_string();
         }
-        if !server.rpc.is_empty() && !server.thrift.is_empty() && !server.info.is_empty() {
+        let ports = [&server.rpc, &server.thrift, &server.info, &server.zookeeper];
+        if ports.iter().all(|p| !p.is_empty()) {
             break;
         }
     }
     assert!(
-        !server.rpc.is_empty() && !server.thrift.is_empty() && !server.info.is_empty(),
-        "the server did not print its three ports"
+        [&server.rpc, &server.thrift, &server.info, &server.zookeeper]
+            .iter()
+            .all(|p| !p.is_empty()),
+        "the server did not print its four ports"
     );
     server
 }
@@ -101,6 +109,10 @@ fn garbage(rng: &mut ChaCha8Rng, port: usize) -> Vec<u8> {
         (1, 1) => b"\x80\x01\x00\x01\x00\x00\x00\x0dgetTableNames",
         (1, 2) => b"\x00\x00\x01\x00",
         (1, _) => b"\x82\x21\x01",
+        // ZooKeeper: a handshake's start, a 2 GB length.
+        (3, 1) => b"\x00\x00\x00\x2d\x00\x00\x00\x00",
+        (3, 2) => b"\x7f\xff\xff\xff",
+        (3, _) => ZK_HANDSHAKE,
         // Info port: HTTP requests gone wrong.
         (_, 1) => b"GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999\r\n",
         (_, 2) => b"GET /table.jsp?name=%ff%00 HTTP/1.1\r\n",
@@ -174,6 +186,41 @@ async fn thrift_call(addr: &str) {
     assert!(reply.starts_with(b"\x80\x01\x00\x02"), "{reply:?}");
 }
 
+/// A ZooKeeper client's session handshake (protocol 0, a 30 s timeout, no
+/// session, a 16-byte password, not read-only).
+const ZK_HANDSHAKE: &[u8] = b"\x00\x00\x00\x2d\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\
+\x00\x00\x75\x30\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x10\
+\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00";
+
+/// A well-formed ZooKeeper session: the handshake, then `getData` of the
+/// master znode answered with no error and a `PBUF` value.
+async fn zookeeper_call(addr: &str) {
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    let path = b"/hbase/master";
+    let mut req = BytesMut::from(ZK_HANDSHAKE);
+    let body_len = 8 + 4 + path.len() + 1;
+    req.extend_from_slice(&(body_len as u32).to_be_bytes());
+    req.extend_from_slice(&1u32.to_be_bytes()); // xid
+    req.extend_from_slice(&4u32.to_be_bytes()); // getData
+    req.extend_from_slice(&(path.len() as u32).to_be_bytes());
+    req.extend_from_slice(path);
+    req.extend_from_slice(&[0]);
+    s.write_all(&req).await.unwrap();
+    // The handshake's answer, then the reply: xid 1, zxid, err 0, data.
+    let mut reply = Vec::new();
+    let mut buf = [0u8; 1024];
+    let handshake_answer = 4 + 37;
+    while reply.len() < handshake_answer + 4 + 16 + 8 {
+        let n = s.read(&mut buf).await.unwrap();
+        assert!(n > 0, "ZooKeeper endpoint closed: {reply:?}");
+        reply.extend_from_slice(&buf[..n]);
+    }
+    let r = &reply[handshake_answer..];
+    assert_eq!(&r[4..8], &1u32.to_be_bytes(), "xid");
+    assert_eq!(&r[16..20], &0u32.to_be_bytes(), "err");
+    assert_eq!(&r[24..28], b"PBUF");
+}
+
 /// A well-formed HTTP call: `GET /metrics` answers 200.
 async fn http_call(addr: &str) {
     let mut s = TcpStream::connect(addr).await.unwrap();
@@ -206,6 +253,7 @@ async fn garbage_on_every_port_while_clients_work() {
         server.rpc.clone(),
         server.thrift.clone(),
         server.info.clone(),
+        server.zookeeper.clone(),
     ];
     let garbage_task = {
         let ports = ports.clone();
@@ -240,10 +288,11 @@ async fn garbage_on_every_port_while_clients_work() {
                 got.value(b"f", b"q").map(|v| v.to_vec()),
                 Some(format!("v{i}").into_bytes())
             );
-            match i % 3 {
+            match i % 4 {
                 0 => hbase_rpc_call(&ports[0]).await,
                 1 => thrift_call(&ports[1]).await,
-                _ => http_call(&ports[2]).await,
+                2 => http_call(&ports[2]).await,
+                _ => zookeeper_call(&ports[3]).await,
             }
         }
     };
@@ -262,6 +311,7 @@ async fn garbage_on_every_port_while_clients_work() {
     hbase_rpc_call(&ports[0]).await;
     thrift_call(&ports[1]).await;
     http_call(&ports[2]).await;
+    zookeeper_call(&ports[3]).await;
     for i in 0..CLIENT_ROUNDS {
         let row = format!("row{i:05}");
         assert!(

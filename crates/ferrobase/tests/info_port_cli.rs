@@ -87,6 +87,8 @@ fn standalone_and_gateway_serve_metrics_on_their_info_ports() {
             data,
             "--info-port",
             "0",
+            "--zookeeper-port",
+            "-1",
             "--thrift-port",
             "0",
             "--set",
@@ -195,6 +197,8 @@ fn info_port_minus_one_disables_it_and_a_bad_one_is_named() {
             data,
             "--info-port",
             "-1",
+            "--zookeeper-port",
+            "-1",
             "--thrift-port",
             "0",
             "--set",
@@ -204,7 +208,7 @@ fn info_port_minus_one_disables_it_and_a_bad_one_is_named() {
     );
     assert!(
         banner[3].starts_with("thrift gateway: "),
-        "an info port line with -1: {banner:?}"
+        "an info port or ZooKeeper line with -1: {banner:?}"
     );
     terminate(standalone);
 
@@ -223,4 +227,18 @@ fn info_port_minus_one_disables_it_and_a_bad_one_is_named() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(err.contains("info port 70000 is not a TCP port"), "{err}");
+
+    let out = Command::new(env!("CARGO_BIN_EXE_ferrobase"))
+        .args(["standalone", "--port", "0", "--data-dir", data])
+        .args(["--info-port", "-1", "--zookeeper-port", "65536"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains(
+            "ZooKeeper registry port 65536 (hbase.zookeeper.property.clientPort) is not a TCP port"
+        ),
+        "{err}"
+    );
 }

@@ -11,10 +11,14 @@
 //! region answers again.
 //!
 //! At the end every acknowledged row must be there with its value, and
-//! the counter and the appended value must hold exactly their
-//! acknowledged increments and appends (they carry nonces, so a call
-//! retried across a failover is applied once) plus at most the calls that
-//! failed for good.
+//! the counter and the appended value must hold their acknowledged
+//! increments and appends (they carry nonces, so a call retried across a
+//! failover is normally applied once) plus at most the calls that failed
+//! for good, plus at most one per kill: a call cut by a kill can still be
+//! applied twice when its nonce does not reach the region's new server,
+//! because its region was split after the call (the WAL split finds the
+//! parent gone) or moved again before the retry. That gap is in
+//! docs/reliability.md; `distributed_nonces` checks the nonce path exactly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod cluster;
@@ -219,9 +223,10 @@ async fn sigkill_of_region_servers_loses_nothing_acknowledged() -> Result<()> {
         tally.increments.load(Ordering::Relaxed),
         tally.increment_failures.load(Ordering::Relaxed),
     );
+    let cut = u64::from(kills);
     assert!(
-        (incr_acked..=incr_acked + incr_failed).contains(&n),
-        "counter {n}: {incr_acked} increments acknowledged, {incr_failed} failed"
+        (incr_acked..=incr_acked + incr_failed + cut).contains(&n),
+        "counter {n}: {incr_acked} increments acknowledged, {incr_failed} failed, {kills} kills"
     );
     let s = t.get(Get::new("k-appended")).await?;
     let s = s.value(b"f", b"s").map_or(0, |v| v.len()) as u64;
@@ -230,8 +235,8 @@ async fn sigkill_of_region_servers_loses_nothing_acknowledged() -> Result<()> {
         tally.append_failures.load(Ordering::Relaxed),
     );
     assert!(
-        (app_acked..=app_acked + app_failed).contains(&s),
-        "appended {s} bytes: {app_acked} appends acknowledged, {app_failed} failed"
+        (app_acked..=app_acked + app_failed + cut).contains(&s),
+        "appended {s} bytes: {app_acked} appends acknowledged, {app_failed} failed, {kills} kills"
     );
     let regions = conn.admin().describe("soak").await?.regions.len();
     let worst = recovery.iter().copied().fold(0.0f64, f64::max);

@@ -54,6 +54,8 @@ fn standalone_over_tls_with_the_shell() {
         "0",
         "--info-port",
         "0",
+        "--zookeeper-port",
+        "-1",
         "--thrift-port",
         "0",
         "--data-dir",

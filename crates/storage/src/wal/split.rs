@@ -177,7 +177,22 @@ pub fn split_wal_dir(
         let flushed = Manifest::load(fs, &dir)?
             .map(|m| m.flushed_seq)
             .unwrap_or(0);
-        let keep: Vec<&WalEdit> = edits.iter().filter(|e| e.seq > flushed).collect();
+        // A flushed edit needs no replay, but the client may still retry
+        // the operation it carried (its answer died with the server): keep
+        // its nonce, in an edit without cells, so the new owner answers
+        // the retry instead of applying it twice.
+        let nonces_only: Vec<WalEdit> = edits
+            .iter()
+            .filter(|e| e.seq <= flushed && e.nonce.is_some())
+            .map(|e| WalEdit {
+                families: Vec::new(),
+                ..e.clone()
+            })
+            .collect();
+        let keep: Vec<&WalEdit> = nonces_only
+            .iter()
+            .chain(edits.iter().filter(|e| e.seq > flushed))
+            .collect();
         if keep.is_empty() {
             continue;
         }
@@ -257,6 +272,47 @@ mod tests {
                 cells: CellRun::single(b"q", seq, CellType::Put, b"v"),
             }],
         }
+    }
+
+    #[test]
+    fn flushed_edits_keep_their_nonces_without_cells() {
+        let tmp = tempfile::tempdir().unwrap();
+        let l = &LocalFs::as_given();
+        let wal_dir = tmp.path().join("wal");
+        {
+            let wal = Wal::open(&wal_dir, WalOptions::default()).unwrap();
+            let edits: Vec<WalEdit> = (1..=4)
+                .map(|seq| WalEdit {
+                    // Odd edits are client increments with a nonce.
+                    nonce: (seq % 2 == 1).then_some((7, seq)),
+                    ..edit(1, seq)
+                })
+                .collect();
+            wal.append(&edits, Durability::SyncWal).unwrap();
+        }
+        let r1 = tmp.path().join("r1");
+        std::fs::create_dir_all(&r1).unwrap();
+        Manifest {
+            flushed_seq: 3,
+            ..Manifest::default()
+        }
+        .store(l, &r1, 0)
+        .unwrap();
+        let dirs = |_: u64| Some(r1.clone());
+        split_wal_dir(l, &wal_dir, "rs-a", &dirs).unwrap();
+        let files = recovered_files(l, &r1).unwrap();
+        let mut got = Vec::new();
+        read_recovered(l, &files[0], &mut |e| {
+            got.push((e.seq, e.nonce, e.families.len()));
+            Ok(())
+        })
+        .unwrap();
+        // Flushed 1 and 3 carry nonces: kept without cells; flushed 2 has
+        // none: dropped; 4 is not flushed: kept whole.
+        assert_eq!(
+            got,
+            vec![(1, Some((7, 1)), 0), (3, Some((7, 3)), 0), (4, None, 1)]
+        );
     }
 
     #[test]
