@@ -88,7 +88,22 @@ pub async fn connect(endpoints: &[String], settings: &Settings) -> crate::Result
             .connect_timeout(std::time::Duration::from_secs(3))
             .tcp_nodelay(true);
         match ferrobase_tls::grpc::connect(endpoint, &tls).await {
-            Ok(channel) => return Ok(Client::from_channel(channel, Some(options))),
+            Ok(channel) => {
+                // etcd speaks first over HTTP/2, so a client certificate it
+                // refuses shows only at the first call: make one now and
+                // say what it means.
+                let mut client = Client::from_channel(channel, Some(options.clone()));
+                match client.get("/ferrobase/tls-probe", None).await {
+                    Ok(_) => return Ok(client),
+                    Err(e) => {
+                        last = format!(
+                            "https://{hostport}: the first call over TLS failed ({e}): \
+                             etcd refused this process's client certificate, or there is \
+                             none (zookeeper.ssl.keyStore.location)"
+                        );
+                    }
+                }
+            }
             Err(e) => {
                 last = ferrobase_tls::grpc::tls_cause(&e)
                     .map(|c| format!("https://{hostport}: {c}"))

@@ -29,6 +29,10 @@ pub struct ClientTls {
     handshake_timeout: Duration,
     /// Tickets received (the `confirm` module).
     tickets: Arc<TicketWatch>,
+    /// Whether a TLS 1.3 handshake waits for the server's verdict on the
+    /// client certificate (the `confirm` module). Only for servers that
+    /// never speak first: an HTTP/2 server sends its SETTINGS at once.
+    confirm: bool,
 }
 
 impl std::fmt::Debug for ClientTls {
@@ -42,17 +46,23 @@ impl std::fmt::Debug for ClientTls {
 impl ClientTls {
     /// The client TLS of `settings`, when `hbase.client.netty.tls.enabled`.
     pub fn from_settings(settings: &Settings) -> Result<Option<ClientTls>, TlsError> {
-        ClientTls::build(settings, Vec::new())
+        ClientTls::build(settings, Vec::new(), true)
     }
 
     /// [`from_settings`](Self::from_settings), offering HTTP/2 by ALPN:
     /// for gRPC servers that pick the protocol by ALPN (etcd does, and
-    /// treats a TLS connection without it as HTTP/1.1).
+    /// treats a TLS connection without it as HTTP/1.1). Such a server
+    /// speaks first, so a refused client certificate surfaces at the first
+    /// call rather than in the handshake.
     pub fn from_settings_h2(settings: &Settings) -> Result<Option<ClientTls>, TlsError> {
-        ClientTls::build(settings, vec![b"h2".to_vec()])
+        ClientTls::build(settings, vec![b"h2".to_vec()], false)
     }
 
-    fn build(settings: &Settings, alpn: Vec<Vec<u8>>) -> Result<Option<ClientTls>, TlsError> {
+    fn build(
+        settings: &Settings,
+        alpn: Vec<Vec<u8>>,
+        confirm: bool,
+    ) -> Result<Option<ClientTls>, TlsError> {
         if !settings.tls_client_enabled {
             return Ok(None);
         }
@@ -92,6 +102,7 @@ impl ClientTls {
             connector: tokio_rustls::TlsConnector::from(Arc::new(config)),
             handshake_timeout: Duration::from_millis(settings.tls_handshake_timeout_ms.max(100)),
             tickets,
+            confirm,
         }))
     }
 
@@ -123,7 +134,7 @@ impl ClientTls {
             Ok(Ok(mut s)) => {
                 let tls13 =
                     s.get_ref().1.protocol_version() == Some(rustls::ProtocolVersion::TLSv1_3);
-                if tls13 {
+                if tls13 && self.confirm {
                     let patience = self.handshake_timeout.min(CONFIRM_PATIENCE);
                     if let Err(e) = confirm(&mut s, tickets, patience).await {
                         return Err(TlsError::Handshake {
