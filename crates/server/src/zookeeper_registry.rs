@@ -19,7 +19,6 @@
 use crate::error::{Result, ServerError};
 use crate::hbase_rpc::HBaseRpc;
 use bytes::BytesMut;
-use ferrobase_hbase_wire::names::ServerName;
 use ferrobase_hbase_wire::zookeeper::znodes::{ClusterView, Znodes};
 use ferrobase_hbase_wire::zookeeper::{
     self as zk, ErrorCode as ZkCode, Request, Response, Stat, ZkDecoder, ZkEvent,
@@ -65,7 +64,7 @@ impl RegistrySource {
             Some(m) => m
                 .live_server_addresses()
                 .iter()
-                .map(|a| server_name(a, me))
+                .map(|a| crate::hbase_rpc::registered_server_name(a, me))
                 .collect(),
             None => Vec::new(),
         };
@@ -84,32 +83,11 @@ impl RegistrySource {
     }
 }
 
-/// A region server's registered `host:port` as an HBase server name; this
-/// process's own address keeps its start code.
-fn server_name(addr: &str, me: &ServerName) -> ServerName {
-    if addr == format!("{}:{}", me.host, me.port) || addr.is_empty() {
-        return me.clone();
-    }
-    addr.rsplit_once(':')
-        .and_then(|(h, p)| Some(ServerName::new(h, p.parse().ok()?, 0)))
-        .unwrap_or_else(|| me.clone())
-}
-
 /// The port to serve on: `--zookeeper-port` if given, else the setting
 /// `hbase.zookeeper.property.clientPort`; `None` when it is negative.
 pub fn port_from(setting: i64, flag: Option<i64>) -> Result<Option<u16>> {
-    let port = flag.unwrap_or(setting);
-    if port < 0 {
-        return Ok(None);
-    }
-    u16::try_from(port).map(Some).map_err(|_| {
-        ServerError::new(
-            ErrorCode::InvalidRequest,
-            format!(
-                "ZooKeeper registry port {port} (hbase.zookeeper.property.clientPort) \
-                 is not a TCP port (-1 disables it)"
-            ),
-        )
+    crate::info_server::optional_port(setting, flag, |port| {
+        format!("ZooKeeper registry port {port} (hbase.zookeeper.property.clientPort)")
     })
 }
 

@@ -396,6 +396,17 @@ async fn speaks_hbase(stream: &mut ServerStream) -> bool {
 /// connections and yields the others for `tonic`'s `serve_with_incoming*`.
 /// Accepting stops when the returned stream is dropped (the gRPC server
 /// stopped), so the port is free again for a restart.
+/// A region server's registered `host:port` as an HBase server name; this
+/// process's own address (or none) is `me`, with its start code.
+pub(crate) fn registered_server_name(addr: &str, me: &ServerName) -> ServerName {
+    if addr.is_empty() || addr == format!("{}:{}", me.host, me.port) {
+        return me.clone();
+    }
+    addr.rsplit_once(':')
+        .and_then(|(h, p)| Some(ServerName::new(h, p.parse().ok()?, 0)))
+        .unwrap_or_else(|| me.clone())
+}
+
 pub fn split_incoming(
     listener: TcpListener,
     rpc: Arc<HBaseRpc>,

@@ -181,6 +181,16 @@ impl InfoServer {
 /// The port an info server of a process listens on, from its setting
 /// (`-1`: none) and an `--info-port` flag that overrides it.
 pub fn port_from(setting: i64, flag: Option<i64>) -> Result<Option<u16>> {
+    optional_port(setting, flag, |port| format!("info port {port}"))
+}
+
+/// A port setting that `-1` turns off, overridden by a flag when given;
+/// `named` says which port a bad value was meant for.
+pub(crate) fn optional_port(
+    setting: i64,
+    flag: Option<i64>,
+    named: impl Fn(i64) -> String,
+) -> Result<Option<u16>> {
     let port = flag.unwrap_or(setting);
     if port < 0 {
         return Ok(None);
@@ -188,7 +198,7 @@ pub fn port_from(setting: i64, flag: Option<i64>) -> Result<Option<u16>> {
     u16::try_from(port).map(Some).map_err(|_| {
         ServerError::new(
             ErrorCode::InvalidRequest,
-            format!("info port {port} is not a TCP port (-1 disables it)"),
+            format!("{} is not a TCP port (-1 disables it)", named(port)),
         )
     })
 }

@@ -13,19 +13,11 @@ impl MasterService<'_> {
     ) -> Outcome<pb::GetClusterStatusResponse> {
         self.require_global("getClusterMetrics", ADMIN)?;
         let status = self.master.cluster_status();
-        let local = format!("{}:{}", me.host, me.port);
         let live_servers = status
             .servers
             .iter()
             .map(|s| {
-                let server = if s.server == local || s.server.is_empty() {
-                    me.clone()
-                } else {
-                    s.server
-                        .rsplit_once(':')
-                        .and_then(|(h, p)| Some(ServerName::new(h, p.parse().ok()?, 0)))
-                        .unwrap_or_else(|| me.clone())
-                };
+                let server = crate::hbase_rpc::registered_server_name(&s.server, me);
                 let region_loads = s
                     .regions
                     .iter()
