@@ -5,8 +5,9 @@
 //! ```text
 //! snapshot t s   marker .hbase-snapshot/.tmp/s ─► flush every region (enabled table)
 //!                ─► read each region's manifest ─► write .hbase-snapshot/s ─► drop the marker
-//! clone s t2     new region ids ─► copy the snapshot's files into them, write their
-//!                manifests ─► add t2 to the meta (the switch) ─► assign
+//! clone s t2     t2's link hold gains the snapshot's files ─► new region ids, each a
+//!                manifest of links to them ─► add t2 to the meta (the switch) ─► assign
+//!                (each region's first compaction rewrites its links as its own files)
 //! restore s      (t disabled) new regions as for a clone ─► meta: t's regions and
 //!                descriptor are the snapshot's (the switch) ─► retire t's old regions
 //! delete s       remove .hbase-snapshot/s ─► clean the archive
@@ -14,9 +15,10 @@
 //!
 //! Every call runs under the master's DDL lock, so two snapshot calls, or a
 //! snapshot call and a drop or split, never interleave. Store files are
-//! shared by reference with the table; clones and restores copy the
-//! snapshot's files into their own regions (see docs/snapshots.md for why),
-//! so a table never reads another table's directory. This module never
+//! shared by reference: a snapshot names the table's files, and a clone or
+//! restore's regions link to the snapshot's (`ferrobase_storage::file_link`),
+//! held by the new table's link hold until its regions have compacted them
+//! into files of their own and the janitor releases it. This module never
 //! deletes a store file itself: `ferrobase_storage::archive` decides.
 
 use crate::error::{Result, ServerError};
@@ -24,9 +26,9 @@ use crate::master::Master;
 use ferrobase_proto::{ErrorCode, pb};
 use ferrobase_storage::RegionInfo;
 use ferrobase_storage::archive;
-use ferrobase_storage::region::STORE_FILE_EXT;
+use ferrobase_storage::file_link;
 use ferrobase_storage::region::manifest::Manifest;
-use ferrobase_storage::region::reference;
+use ferrobase_storage::region::reference::{self, Reference};
 use ferrobase_storage::snapshot_manifest::{
     self, SnapshotLayout, SnapshotManifest, SnapshotRegion,
 };
@@ -301,13 +303,17 @@ impl Master {
     }
 
     /// New regions of `descriptor`'s table with the snapshot's boundaries
-    /// and a copy of its files, each with a manifest; not yet in the meta.
+    /// and links to its files, each with a manifest; not yet in the meta.
     fn materialize(
         &self,
         m: &SnapshotManifest,
         descriptor: &TableDescriptor,
     ) -> Result<Vec<RegionInfo>> {
         let table = descriptor.name.clone();
+        // Held before any manifest links them, while the snapshot (kept by
+        // the DDL lock) still holds them too.
+        file_link::hold(&*self.fs, &self.snapshot_layout(), &table, m.files())
+            .map_err(io("holding the snapshot's files for the new table"))?;
         let ids = self.meta.update(|s| {
             Ok((0..m.regions.len().max(1))
                 .map(|_| s.allocate_region_id())
@@ -363,46 +369,36 @@ impl Master {
             let Some(names) = sr.stores.get(&family.name) else {
                 continue;
             };
-            let mut copied = Vec::with_capacity(names.len());
+            // Every file is linked, not copied (`file_link`): a reference
+            // bounded by the region's rows, to the snapshot's file where
+            // it is. A daughter's reference to its parent's file stays
+            // one, with its own bounds.
+            let mut linked = Vec::with_capacity(names.len());
             for source in names {
-                if let Some(r) = sr.references.get(source) {
-                    // The half of the parent's file the daughter read,
-                    // written as a file of the new region's own.
-                    manifest.next_file_id += 1;
-                    let name = format!("{:016x}.{STORE_FILE_EXT}", manifest.next_file_id);
-                    let to = dir.join(&family.name).join(&name);
-                    let from = archive::locate(&*self.fs, &layout, &r.file)
-                        .map_err(io("locating a referenced file"))?
-                        .ok_or_else(|| {
-                            ServerError::new(
-                                ErrorCode::Io,
-                                format!("snapshot '{}': its file {} is missing", m.name, r.file),
-                            )
-                        })?;
-                    if reference::write_half(&*self.fs, &from, r.bounds(), family, &to)
-                        .map_err(io("restoring a referenced half file"))?
-                    {
-                        copied.push(name);
-                    }
-                    continue;
-                }
-                let rel = snapshot_manifest::store_file_rel(&sr.info, &family.name, source);
-                manifest.next_file_id += 1;
-                // A bulk-loaded file keeps its load's sequence id in its name.
-                let name = match ferrobase_storage::storefile::bulk_seq_id(source) {
-                    Some(seq) => {
-                        ferrobase_storage::storefile::bulk_file_name(manifest.next_file_id, seq)
-                    }
-                    None => format!("{:016x}.{STORE_FILE_EXT}", manifest.next_file_id),
+                let (name, link) = match sr.references.get(source) {
+                    Some(r) => (source.clone(), r.clone()),
+                    None => (
+                        reference::reference_name(&sr.info, source),
+                        Reference {
+                            file: snapshot_manifest::store_file_rel(&sr.info, &family.name, source),
+                            start_row: sr.info.start_key.clone(),
+                            end_row: sr.info.end_key.clone(),
+                        },
+                    ),
                 };
-                let to = dir.join(&family.name).join(&name);
-                archive::copy_held(&*self.fs, &layout, &rel, &to, &mut |_| {}).map_err(|e| {
-                    ServerError::from(e)
-                        .prefixed(&format!("snapshot '{}': copying its file {rel}", m.name))
-                })?;
-                copied.push(name);
+                if archive::locate(&*self.fs, &layout, &link.file)
+                    .map_err(io("locating a snapshot's file"))?
+                    .is_none()
+                {
+                    return Err(ServerError::new(
+                        ErrorCode::Io,
+                        format!("snapshot '{}': its file {} is missing", m.name, link.file),
+                    ));
+                }
+                manifest.references.insert(name.clone(), link);
+                linked.push(name);
             }
-            manifest.stores.insert(family.name.clone(), copied);
+            manifest.stores.insert(family.name.clone(), linked);
         }
         manifest
             .store(&*self.fs, &dir, 0)

@@ -14,8 +14,9 @@
 //! archive/…/<file>.sf                            clean:  held by no snapshot, none in progress ─► delete
 //! ```
 //!
-//! "Held" means: named by a complete snapshot, or any snapshot is being
-//! taken (its marker exists: it may be about to name the file). Why the
+//! "Held" means: named by a complete snapshot or by a table's link hold (a
+//! clone or restore still reads it, `crate::file_link`), or any snapshot is
+//! being taken (its marker exists: it may be about to name the file). Why the
 //! orders below are safe (every step reads the storage root, which is
 //! strongly consistent on both backends):
 //!
@@ -46,12 +47,17 @@ pub struct Holds {
 }
 
 impl Holds {
-    /// Reads the in-progress markers, then every complete snapshot.
+    /// Reads the in-progress markers, then every complete snapshot, then
+    /// the link holds of tables cloned or restored from snapshots
+    /// (`crate::file_link`).
     pub fn load(fs: &dyn Storage, layout: &SnapshotLayout) -> Result<Holds> {
         let in_progress = !snapshot_manifest::in_progress(fs, layout)?.is_empty();
         let mut files = HashSet::new();
         for m in snapshot_manifest::load_all(fs, layout)? {
             files.extend(m.files());
+        }
+        for h in crate::file_link::load_all(fs, layout)? {
+            files.extend(h.files);
         }
         Ok(Holds { files, in_progress })
     }

@@ -36,6 +36,7 @@ pub mod codec;
 pub mod compaction;
 pub mod engine;
 pub mod error;
+pub mod file_link;
 pub mod fs;
 pub mod iter;
 pub mod memstore;

@@ -137,6 +137,7 @@ impl Region {
         // Earlier versions wrote flush and compaction outputs here.
         fs.delete_all(&dir.join(TMP_DIR))?;
         let (manifest, epoch) = Manifest::claim(&*fs, &dir)?;
+        let layout = crate::snapshot_manifest::SnapshotLayout::for_data_dir(shared.data_dir());
         let mut stores = Vec::new();
         let mut files = Vec::new();
         for family in &table.families {
@@ -152,13 +153,21 @@ impl Region {
             for name in live.iter().rev() {
                 let cache = Some(shared.cache_for(family));
                 readers.push(match manifest.references.get(name) {
-                    Some(r) => crate::storefile::open_reference(
-                        &*fs,
-                        &r.path(shared.data_dir()),
-                        name,
-                        r.bounds(),
-                        cache,
-                    )?,
+                    // A parent's file (a split or merge) or a snapshot's
+                    // (a clone or restore): found in data/ or archive/,
+                    // and followed there if it moves while open.
+                    Some(r) => {
+                        let (file, at) = crate::file_link::open(&fs, &layout, &r.file)?;
+                        let shown = fs.display(&at).into();
+                        crate::storefile::open_reference_file(
+                            file,
+                            &at,
+                            shown,
+                            name,
+                            r.bounds(),
+                            cache,
+                        )?
+                    }
                     None => StoreFileReader::open_on(&*fs, &fdir.join(name), cache)?,
                 });
             }

@@ -49,7 +49,7 @@ mod writer;
 
 pub use bulk_name::{bulk_file_name, bulk_seq_id};
 pub use fileinfo::FileInfo;
-pub use half::{midkey_row, open_reference};
+pub use half::{midkey_row, open_reference, open_reference_file};
 pub use reader::{RowBounds, StoreFileReader};
 pub use scanner::StoreFileScanner;
 pub use writer::{RowRunCopy, StoreFileWriter};

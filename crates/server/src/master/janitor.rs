@@ -27,11 +27,19 @@
 //! merge, truncate, clone, restore) holds the DDL lock the janitor holds,
 //! so no directory being made right now is mistaken for one left behind.
 //!
+//! Last, the pass shrinks each *link hold* (a table cloned or restored
+//! from a snapshot reads the snapshot's files by reference,
+//! `ferrobase_storage::file_link`) to the files the table's regions still
+//! reference, and deletes holds nothing needs any more (the regions'
+//! first compactions rewrote their links, or the table is gone), so the
+//! archive cleaner can free those files.
+//!
 //! This module never deletes a file itself: `ferrobase_storage::archive`
 //! decides, and it never touches a region the meta lists.
 
 use super::*;
 use crate::crash_point;
+use ferrobase_storage::file_link;
 use ferrobase_storage::region::manifest::Manifest;
 use ferrobase_storage::region::reference;
 
@@ -60,7 +68,53 @@ impl Master {
             removed += self.sweep_unused(name, t)?;
         }
         self.region_changes[2].fetch_add(removed as u64, std::sync::atomic::Ordering::Relaxed);
+        self.release_link_holds(&meta)?;
         Ok(removed)
+    }
+
+    /// Shrinks each link hold (`ferrobase_storage::file_link`) to the files
+    /// its table's regions still read by reference, deleting holds no
+    /// region needs (every link compacted away, or the table gone), then
+    /// cleans the archive if any hold changed. Returns how many holds were
+    /// deleted.
+    pub fn release_link_holds(&self, meta: &crate::meta::MetaState) -> Result<usize> {
+        let layout = self.snapshot_layout();
+        let failed = |what: &str, e: ferrobase_storage::StorageError| {
+            ServerError::new(ErrorCode::Io, format!("janitor: {what}: {e}"))
+        };
+        let holds = file_link::load_all(&*self.fs, &layout)
+            .map_err(|e| failed("reading the link holds", e))?;
+        let (mut changed, mut released) = (false, 0);
+        for mut hold in holds {
+            let mut still = std::collections::BTreeSet::new();
+            if let Some(t) = meta.tables.get(&hold.table) {
+                for r in t.regions.iter().chain(t.parents.iter().map(|p| &p.info)) {
+                    let dir = self.data_dir.join(&r.table).join(r.dir_name());
+                    let m = Manifest::load(&*self.fs, &dir)
+                        .map_err(|e| failed(&format!("reading {}", r.name()), e))?;
+                    for link in m.iter().flat_map(|m| m.references.values()) {
+                        if hold.files.contains(&link.file) {
+                            still.insert(link.file.clone());
+                        }
+                    }
+                }
+            }
+            if still == hold.files {
+                continue;
+            }
+            changed = true;
+            if still.is_empty() {
+                released += 1;
+                tracing::info!(table = %hold.table, "released the files a clone or restore linked");
+            }
+            hold.files = still;
+            hold.store(&*self.fs, &layout)
+                .map_err(|e| failed(&format!("updating {}'s link hold", hold.table), e))?;
+        }
+        if changed {
+            self.clean_archive();
+        }
+        Ok(released)
     }
 
     /// Retires the directories under `table` that name no region or parent

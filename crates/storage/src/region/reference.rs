@@ -36,13 +36,9 @@
 
 use super::info::RegionInfo;
 use super::manifest::Manifest;
-use crate::compaction::{CompactionKind, compact_into};
 use crate::error::{Result, StorageError};
 use crate::fs::Storage;
-use crate::iter::CellIterator;
-use crate::scanner::MergingIterator;
-use crate::storefile::{RowBounds, StoreFileWriter, open_reference};
-use ferrobase_types::FamilyDescriptor;
+use crate::storefile::RowBounds;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -161,38 +157,6 @@ pub fn refers_to(m: &Manifest, region_dir: &str) -> bool {
     m.references
         .values()
         .any(|r| r.region_dir() == Some(region_dir))
-}
-
-/// Writes the rows `bounds` of the store file `src` as a store file of
-/// its own at `dest` (a snapshot's reference restored into a region of its
-/// own); returns false, writing nothing, when the half holds no cell.
-pub fn write_half(
-    fs: &dyn Storage,
-    src: &Path,
-    bounds: RowBounds,
-    family: &FamilyDescriptor,
-    dest: &Path,
-) -> Result<bool> {
-    let half = open_reference(fs, src, "half", bounds, None)?;
-    if half.info().entries == 0 {
-        return Ok(false);
-    }
-    let mut input =
-        MergingIterator::new(vec![Box::new(half.scanner(false)) as Box<dyn CellIterator>]);
-    let mut writer = StoreFileWriter::create_on(fs, dest, family, half.info().entries)?;
-    let outcome = compact_into(
-        &mut input,
-        &mut writer,
-        family,
-        (CompactionKind::Minor, super::now_ms()),
-        &mut |_| Ok(()),
-    )?;
-    writer.finish()?;
-    if outcome.written == 0 {
-        fs.delete(dest)?;
-        return Ok(false);
-    }
-    Ok(true)
 }
 
 /// The references of `m` listed in its stores, by name.

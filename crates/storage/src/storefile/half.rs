@@ -18,10 +18,10 @@
 use super::reader::{RowBounds, StoreFileReader};
 use crate::cache::BlockCache;
 use crate::error::{Result, StorageError};
-use crate::fs::Storage;
+use crate::fs::{RandomRead, Storage};
 use crate::iter::CellIterator;
 use ferrobase_types::key;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Opens the file `at` restricted to `bounds`, listed in its region's
@@ -33,12 +33,33 @@ pub fn open_reference(
     bounds: RowBounds,
     cache: Option<Arc<BlockCache>>,
 ) -> Result<Arc<StoreFileReader>> {
-    let whole = Arc::new(StoreFileReader::open_whole(fs, at, cache)?);
+    restrict(StoreFileReader::open_whole(fs, at, cache)?, name, bounds)
+}
+
+/// [`open_reference`] of a file already opened (a linked file,
+/// `crate::file_link::open`), found at `at`.
+pub fn open_reference_file(
+    file: Arc<dyn RandomRead>,
+    at: &Path,
+    shown: PathBuf,
+    name: &str,
+    bounds: RowBounds,
+    cache: Option<Arc<BlockCache>>,
+) -> Result<Arc<StoreFileReader>> {
+    restrict(
+        StoreFileReader::from_file(file, at, shown, cache)?,
+        name,
+        bounds,
+    )
+}
+
+fn restrict(whole: StoreFileReader, name: &str, bounds: RowBounds) -> Result<Arc<StoreFileReader>> {
+    let whole = Arc::new(whole);
     let (info, size) = half_stats(&whole, &bounds)?;
-    let whole = Arc::try_unwrap(whole).map_err(|_| {
+    let whole = Arc::try_unwrap(whole).map_err(|w| {
         StorageError::InvalidRequest(format!(
             "{}: reader still shared while opening a reference",
-            fs.display(at)
+            w.path().display()
         ))
     })?;
     Ok(Arc::new(whole.restrict(

@@ -97,7 +97,17 @@ impl StoreFileReader {
         cache: Option<Arc<BlockCache>>,
     ) -> Result<StoreFileReader> {
         let file = fs.open(at)?;
-        let shown = PathBuf::from(fs.display(at));
+        Self::from_file(file, at, PathBuf::from(fs.display(at)), cache)
+    }
+
+    /// Reads the trailer, file info, index and Bloom filter of the opened
+    /// `file`, found at `at` (shown in messages as `shown`).
+    pub(crate) fn from_file(
+        file: Arc<dyn RandomRead>,
+        at: &Path,
+        shown: PathBuf,
+        cache: Option<Arc<BlockCache>>,
+    ) -> Result<StoreFileReader> {
         let path = shown.as_path();
         let size = file.len();
         if size < TRAILER_LEN as u64 {
