@@ -334,8 +334,11 @@ impl HBaseRpc {
                 if let Some(user) = &conn.token_user {
                     // HBase: a token authenticates its own user only, no doAs.
                     if let Some(c) = claimed.filter(|c| !c.is_empty() && *c != &**user) {
+                        // FatalConnectionException, not HBase's AccessDenied:
+                        // the Java client skips any other class answering no
+                        // call and reports only "Connection closed".
                         let e = HBaseException::new(
-                            ExceptionClass::AccessDenied,
+                            ExceptionClass::FatalConnection,
                             format!(
                                 "Authenticated user ({user}) doesn't match what the client claims to be ({c})"
                             ),
@@ -350,8 +353,10 @@ impl HBaseRpc {
                     && conn.peer.is_none()
                 {
                     if !fallback_to_simple {
+                        // FatalConnectionException (see above) so that the
+                        // client's error says why.
                         let e = HBaseException::new(
-                            ExceptionClass::AccessDenied,
+                            ExceptionClass::FatalConnection,
                             "Authentication is required: this server \
                              (hbase.security.authentication=kerberos/token) refuses SIMPLE \
                              connections; use a token (HADOOP_TOKEN_FILE_LOCATION, \
