@@ -307,7 +307,7 @@ pub fn base64_decode(text: &str) -> Result<Vec<u8>, SaslError> {
         offset,
         reason,
     };
-    if bytes.len() % 4 != 0 {
+    if !bytes.len().is_multiple_of(4) {
         return Err(malformed(bytes.len(), "length is not a multiple of 4"));
     }
     let mut out = Vec::with_capacity(bytes.len() / 4 * 3);

@@ -142,6 +142,22 @@ async fn tokens_authenticate_and_the_token_user_is_the_caller() {
         },
         merge_existing_permissions: None,
     };
+    let caps: pb::SecurityCapabilitiesResponse = admin
+        .call(
+            "getSecurityCapabilities",
+            &pb::SecurityCapabilitiesRequest {},
+        )
+        .await
+        .decode_message()
+        .unwrap();
+    use pb::security_capabilities_response::Capability;
+    assert_eq!(
+        caps.capabilities,
+        [
+            Capability::SecureAuthentication as i32,
+            Capability::Authorization as i32
+        ]
+    );
     let r = admin.call("Grant", &grant).await;
     assert!(r.header.exception.is_none(), "{:?}", exception_class(&r));
     let got: pb::GetResponse = bob
