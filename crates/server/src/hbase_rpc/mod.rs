@@ -314,9 +314,19 @@ impl HBaseRpc {
                 false
             }
             ServerEvent::SecurityPreamble => {
+                // The preamble asks for a Kerberos principal, which no
+                // ferrobase server has.
                 let e = HBaseException::new(
                     ExceptionClass::FatalConnection,
-                    "security is not enabled on this ferrobase server (SIMPLE authentication only)",
+                    match self.authentication {
+                        Authentication::Simple => {
+                            "security is not enabled on this ferrobase server (SIMPLE authentication only)"
+                        }
+                        Authentication::Secure { .. } => {
+                            "this ferrobase server has no Kerberos principal: GSSAPI/Kerberos is not \
+                             supported; use a token (DIGEST) or a TLS client certificate"
+                        }
+                    },
                 );
                 let _ = frame::encode_exception(out, NO_CALL_ID, &e.to_response());
                 true
@@ -445,26 +455,24 @@ impl HBaseRpc {
             return false;
         };
         let now = crate::auth::now_ms();
+        let mut token_user = None;
         let step = server.step(token, |name| {
             let identifier = sasl::base64_decode(name).map_err(|e| {
                 SaslError::InvalidToken(format!("Can't de-serialize tokenIdentifier: {e}"))
             })?;
-            let (_, password) = tokens
+            let (user, password) = tokens
                 .check(&identifier, now)
                 .map_err(SaslError::InvalidToken)?;
+            token_user = Some(user);
             // The DIGEST-MD5 password is the token password's base64.
             Ok(sasl::base64_encode(&password).into_bytes())
         });
         match step {
             Ok(ServerStep::Challenge(c)) => sasl::encode_success(out, &c).is_ok(),
-            Ok(ServerStep::Complete { reply, username }) => {
-                // The name is a token identifier the check above accepted.
-                let user = sasl::base64_decode(&username)
-                    .ok()
-                    .and_then(|id| tokens.check(&id, now).ok())
-                    .map(|(user, _)| user);
-                let Some(user) = user else {
-                    let _ = sasl::encode_error(out, SASL_EXCEPTION, "the token vanished");
+            Ok(ServerStep::Complete { reply, .. }) => {
+                // Completion needs the password, so the look-up above ran.
+                let Some(user) = token_user else {
+                    let _ = sasl::encode_error(out, SASL_EXCEPTION, "no token was checked");
                     return false;
                 };
                 tracing::debug!("SASL DIGEST-MD5 authenticated {user}");
