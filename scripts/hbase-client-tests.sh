@@ -22,6 +22,14 @@
 #                   (hbase.security.authorization=true; this user, who starts
 #                   it, is its superuser): AccessControlTest runs instead of
 #                   skipping, e.g. FERROBASE_AUTHZ=1 scripts/hbase-client-tests.sh -Dtest=AccessControlTest
+#   FERROBASE_TOKEN=1  the server requires authentication
+#                   (hbase.security.authentication=kerberos: tokens over SASL
+#                   DIGEST-MD5): tokens are minted with `ferrobase token
+#                   create` into a temporary directory before the server starts
+#                   on the data directory they are for, the suite's own
+#                   connections authenticate with HADOOP_TOKEN_FILE_LOCATION,
+#                   and TokenAuthTest runs instead of skipping, e.g.
+#                   FERROBASE_TOKEN=1 FERROBASE_AUTHZ=1 scripts/hbase-client-tests.sh -Dtest=TokenAuthTest
 #   HBASE_TARGET=peer  run the same tests against an already running server
 #                   instead (e.g. the real Apache HBase of scripts/hbase-peer.sh),
 #                   at HBASE_BOOTSTRAP (default 127.0.0.1:16020); nothing is built
@@ -57,6 +65,23 @@ if [ -n "${FERROBASE_TLS:-}" ] && [ -z "${FERROBASE_TLS_DIR:-}" ]; then
   flock /tmp/ferrobase-build.lock cargo run -q -p ferrobase-tls --features test-certs \
     --example test_certs -- "$FERROBASE_TLS_DIR" >/dev/null
   export FERROBASE_TLS_DIR
+fi
+
+if [ -n "${FERROBASE_TOKEN:-}" ] && [ -z "${FERROBASE_TOKEN_DIR:-}" ]; then
+  FERROBASE_TOKEN_DIR=$(mktemp -d -t ferrobase-token-XXXXXX)
+  trap 'rm -rf "$FERROBASE_TOKEN_DIR" ${FERROBASE_TLS_DIR:+"$FERROBASE_TLS_DIR"}' EXIT
+  FERROBASE_DATA_DIR="$FERROBASE_TOKEN_DIR/data"
+  echo "== tokens in $FERROBASE_TOKEN_DIR (data directory $FERROBASE_DATA_DIR)"
+  # The suite's user started the server: with authorization on it is a superuser.
+  "$FERROBASE_BIN" token create --data-dir "$FERROBASE_DATA_DIR" --user "$(id -un)" \
+    --out "$FERROBASE_TOKEN_DIR/suite.token" >/dev/null
+  "$FERROBASE_BIN" token create --data-dir "$FERROBASE_DATA_DIR" --user alice \
+    --out "$FERROBASE_TOKEN_DIR/alice.token" >/dev/null
+  # Valid for 0 ms: expired by the time a client presents it.
+  "$FERROBASE_BIN" token create --data-dir "$FERROBASE_DATA_DIR" --user alice \
+    --set hbase.auth.token.max.lifetime=0 --out "$FERROBASE_TOKEN_DIR/expired.token" >/dev/null
+  HADOOP_TOKEN_FILE_LOCATION="$FERROBASE_TOKEN_DIR/suite.token"
+  export FERROBASE_TOKEN_DIR FERROBASE_DATA_DIR HADOOP_TOKEN_FILE_LOCATION
 fi
 
 scripts/java-deps.sh

@@ -18,6 +18,7 @@ mod snapshot_cmd;
 mod standalone;
 mod storefile_cmd;
 mod thrift_cmd;
+mod token_cmd;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -77,6 +78,12 @@ enum Command {
         #[command(subcommand)]
         command: snapshot_cmd::SnapshotCommand,
     },
+    /// Authentication tokens: `create --user NAME --out FILE` mints one
+    /// from the root's key as a Hadoop token file (HADOOP_TOKEN_FILE_LOCATION).
+    Token {
+        #[command(subcommand)]
+        command: token_cmd::TokenCommand,
+    },
     /// Print every setting with its HBase name, value and meaning.
     Settings {
         /// A TOML settings file to apply first.
@@ -130,6 +137,7 @@ fn main() -> ExitCode {
             StorefileCommand::Cells { file, values } => storefile_cmd::cells(&file, values),
         },
         Command::Snapshot { command } => snapshot_cmd::run(command),
+        Command::Token { command } => token_cmd::run(command),
         Command::Settings {
             config,
             set,

@@ -168,3 +168,63 @@ fn readme_lists_every_setting() {
         );
     }
 }
+
+#[test]
+fn token_create_writes_a_hadoop_token_file_for_the_root() {
+    use ferrobase_hbase_wire::token;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let out = dir.path().join("alice.token");
+    let (ok, stdout, err) = ferrobase(&[
+        "token",
+        "create",
+        "--user",
+        "alice",
+        "--data-dir",
+        data.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--set",
+        "hbase.auth.token.max.lifetime=60000",
+    ]);
+    assert!(ok, "{err}");
+    assert!(
+        stdout.contains("token for 'alice' (cluster ferrobase-standalone, valid 60 s)"),
+        "{stdout}"
+    );
+    let tokens = token::decode_storage(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(tokens.len(), 1);
+    assert_eq!(tokens[0].kind, "HBASE_AUTH_TOKEN");
+    assert_eq!(tokens[0].service, "ferrobase-standalone");
+    assert_eq!(tokens[0].password.len(), 20, "HMAC-SHA1");
+    let id = token::decode_identifier(&tokens[0].identifier).unwrap();
+    assert_eq!(&id.username[..], b"alice");
+    assert_eq!(id.expiration_date.unwrap() - id.issue_date.unwrap(), 60_000);
+    // The key was created under the root, for the servers to share.
+    assert!(data.join("auth/token-key").is_file());
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&out).unwrap().permissions().mode();
+        assert_eq!(mode & 0o077, 0, "only its owner may read a token");
+    }
+    // A second token comes from the same key.
+    let again = dir.path().join("again.token");
+    let (ok, _, err) = ferrobase(&[
+        "token",
+        "create",
+        "--user",
+        "bob",
+        "--data-dir",
+        data.to_str().unwrap(),
+        "--out",
+        again.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    let (ok, _, err) = ferrobase(&["token", "create", "--user", "bob", "--out", "x"]);
+    assert!(!ok);
+    assert!(
+        err.contains("--data-dir") || err.contains("--root"),
+        "{err}"
+    );
+}

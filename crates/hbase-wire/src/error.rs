@@ -21,7 +21,9 @@ pub enum WireError {
     #[error("serverVersion=0, clientVersion={version}: unsupported RPC version")]
     UnsupportedVersion { version: u8 },
     /// The preamble's authentication byte is unknown or not accepted.
-    #[error("authentication method {code} is not supported; this server accepts SIMPLE (80)")]
+    #[error(
+        "authentication method {code} is not supported; HBase defines SIMPLE (80), KERBEROS (81) and DIGEST (82)"
+    )]
     UnsupportedAuth { code: u8 },
     /// A length prefix larger than the configured maximum (checked before
     /// anything is allocated or awaited).
@@ -54,6 +56,9 @@ pub enum WireError {
     /// A cell block that does not parse.
     #[error(transparent)]
     CellBlock(#[from] CellBlockError),
+    /// SASL bytes that are malformed or oversize.
+    #[error(transparent)]
+    Sasl(#[from] crate::sasl::SaslError),
     /// A frame bigger than the Java peer can read (its lengths are `int`).
     #[error("{what} of {len} bytes does not fit a 4-byte signed length")]
     TooLargeToEncode { what: &'static str, len: u64 },

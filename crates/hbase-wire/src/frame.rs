@@ -558,6 +558,12 @@ pub fn encode_request_with_header<M: Message>(
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
     Preamble,
+    /// After a KERBEROS or DIGEST preamble: SASL tokens until the server
+    /// calls [`ServerDecoder::sasl_complete`].
+    Sasl,
+    /// The server told the client to fall back to SIMPLE: the client's
+    /// initial SASL token, already sent, is dropped unread.
+    SkipSaslToken,
     ConnectionHeader,
     Calls,
     /// A registry preamble was answered: nothing more is read.
@@ -575,6 +581,15 @@ pub enum ServerEvent {
     /// security off, an exception frame; the client then sends a real
     /// preamble.
     SecurityPreamble,
+    /// A preamble asking for SASL authentication (KERBEROS or DIGEST):
+    /// SASL tokens follow ([`ServerEvent::SaslToken`]). The server
+    /// answers each (see [`crate::sasl`]), then calls
+    /// [`ServerDecoder::sasl_complete`] when the mechanism completes, or
+    /// [`ServerDecoder::sasl_switch_to_simple`], or refuses and closes. A
+    /// SIMPLE preamble yields no event: the connection header follows.
+    SaslPreamble(AuthMethod),
+    /// One client SASL token (its length prefix removed).
+    SaslToken(Bytes),
     /// The connection header: the service the client will call and its
     /// cell codec. Nothing is answered.
     ConnectionHeader(pb::ConnectionHeader),
@@ -582,8 +597,8 @@ pub enum ServerEvent {
     Call(RequestFrame),
 }
 
-/// A server connection's incremental decoder: the preamble (only SIMPLE
-/// authentication is accepted), the connection header, then calls. Feed it
+/// A server connection's incremental decoder: the preamble, the SASL
+/// tokens of a KERBEROS or DIGEST one, the connection header, then calls. Feed it
 /// the connection's read buffer after each read; call
 /// [`decode`](Self::decode) until it returns `Ok(None)`. After an error the
 /// stream cannot be trusted: answer (see [`WireError::exception`]) and
@@ -620,6 +635,28 @@ impl ServerDecoder {
         self.state == State::Calls
     }
 
+    /// True while SASL tokens are being read.
+    pub fn in_sasl(&self) -> bool {
+        self.state == State::Sasl
+    }
+
+    /// The SASL mechanism completed: the connection header comes next.
+    pub fn sasl_complete(&mut self) {
+        if self.state == State::Sasl {
+            self.state = State::ConnectionHeader;
+        }
+    }
+
+    /// The server answered the SASL preamble with "switch to SIMPLE"
+    /// ([`crate::sasl::encode_switch_to_simple`]): the client's initial
+    /// token, already on its way, is skipped, then the connection header
+    /// is read.
+    pub fn sasl_switch_to_simple(&mut self) {
+        if self.state == State::Sasl {
+            self.state = State::SkipSaslToken;
+        }
+    }
+
     /// Reads the next unit from `buf`; `Ok(None)` when more bytes are
     /// needed.
     pub fn decode(&mut self, buf: &mut BytesMut) -> Result<Option<ServerEvent>, WireError> {
@@ -631,8 +668,9 @@ impl ServerDecoder {
                     Some(Preamble::Rpc(AuthMethod::Simple)) => {
                         self.state = State::ConnectionHeader;
                     }
-                    Some(Preamble::Rpc(other)) => {
-                        return Err(WireError::UnsupportedAuth { code: other.code() });
+                    Some(Preamble::Rpc(method)) => {
+                        self.state = State::Sasl;
+                        return Ok(Some(ServerEvent::SaslPreamble(method)));
                     }
                     Some(Preamble::Registry) => {
                         self.state = State::Closed;
@@ -640,6 +678,22 @@ impl ServerDecoder {
                     }
                     Some(Preamble::Security) => return Ok(Some(ServerEvent::SecurityPreamble)),
                 },
+                State::Sasl => {
+                    return Ok(crate::sasl::decode_client_token(
+                        buf,
+                        crate::sasl::MAX_CLIENT_TOKEN,
+                    )
+                    .map_err(WireError::Sasl)?
+                    .map(ServerEvent::SaslToken));
+                }
+                State::SkipSaslToken => {
+                    match crate::sasl::decode_client_token(buf, crate::sasl::MAX_CLIENT_TOKEN)
+                        .map_err(WireError::Sasl)?
+                    {
+                        None => return Ok(None),
+                        Some(_) => self.state = State::ConnectionHeader,
+                    }
+                }
                 State::ConnectionHeader => {
                     return match decode_connection_header(buf, self.max_frame)? {
                         None => Ok(None),

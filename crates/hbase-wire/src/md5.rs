@@ -1,5 +1,7 @@
 //! MD5 (RFC 1321), only for HBase's encoded region names (the hex MD5 of
-//! `table,startkey,regionid`). Not for anything that needs a secure hash.
+//! `table,startkey,regionid`) and the digests of SASL DIGEST-MD5
+//! (RFC 2831 fixes MD5; see [`crate::sasl::digest_md5`]). Not for
+//! anything else that needs a secure hash.
 #![expect(
     clippy::indexing_slicing,
     reason = "fixed-size arrays indexed by counters bounded by their lengths; no outside data decides an index"

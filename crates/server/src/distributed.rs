@@ -187,7 +187,7 @@ pub async fn run_region_server(
             .serve_with_incoming_shutdown(
                 crate::hbase_rpc::split_incoming(
                     listener,
-                    hbase_rpc(&cfg, addr, start_ms, None, Some(rs.clone())),
+                    hbase_rpc(&cfg, addr, start_ms, None, Some(rs.clone()))?,
                     tls,
                 ),
                 async {
@@ -301,7 +301,7 @@ pub async fn run_master(
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis())
         .unwrap_or(0);
-    let hbase = hbase_rpc(&cfg, addr, start_ms, Some(master.clone()), None);
+    let hbase = hbase_rpc(&cfg, addr, start_ms, Some(master.clone()), None)?;
     let serve = tokio::spawn(
         tonic::transport::Server::builder()
             .tcp_nodelay(true)
@@ -367,19 +367,27 @@ fn hbase_rpc(
     start_ms: u128,
     master: Option<Arc<Master>>,
     rs: Option<Arc<RegionServer>>,
-) -> Arc<crate::hbase_rpc::HBaseRpc> {
-    let root = cfg.root.url();
-    let cluster_id = format!(
-        "ferrobase-{}",
-        &ferrobase_hbase_wire::md5::hex(root.as_bytes())[..16]
-    );
+) -> Result<Arc<crate::hbase_rpc::HBaseRpc>> {
+    let cluster_id = crate::hbase_rpc::cluster_id_for_root(&cfg.root.url());
+    let authentication = crate::auth::Authentication::mode(&cfg.settings)?;
+    // Every process reads (or first creates) the root's one token key, so
+    // a token minted anywhere is accepted everywhere. A small read, once.
+    let tokens = match authentication.is_secure() {
+        true => Some(crate::auth::TokenAuthority::open(
+            &*cfg.root,
+            &cluster_id,
+            &cfg.settings,
+        )?),
+        false => None,
+    };
     let server = ferrobase_hbase_wire::names::ServerName::new(
         &addr.ip().to_string(),
         addr.port(),
         u64::try_from(start_ms).unwrap_or(u64::MAX),
     );
-    Arc::new(crate::hbase_rpc::HBaseRpc::new(
-        cluster_id, server, master, rs,
+    Ok(Arc::new(
+        crate::hbase_rpc::HBaseRpc::new(cluster_id, server, master, rs)
+            .with_authentication(authentication, tokens),
     ))
 }
 

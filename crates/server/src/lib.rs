@@ -16,6 +16,7 @@
 
 pub mod acl;
 pub mod assignment;
+pub mod auth;
 pub mod bulk_load;
 pub mod coordination;
 pub mod crash_point;

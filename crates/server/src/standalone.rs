@@ -66,7 +66,17 @@ impl Standalone {
             .map_err(|e| ServerError::new(ErrorCode::Io, e.to_string()))?;
         let max_filesize = settings.max_filesize;
         let tls = crate::tls::rpc(&settings)?;
-        let (region_server, master) = tokio::task::spawn_blocking(move || {
+        let authentication = crate::auth::Authentication::mode(&settings)?;
+        let (region_server, master, tokens) = tokio::task::spawn_blocking(move || {
+            // Tokens need the root's shared key (created on first use).
+            let tokens = match authentication.is_secure() {
+                true => Some(crate::auth::TokenAuthority::open(
+                    &*fs,
+                    crate::hbase_rpc::STANDALONE_CLUSTER_ID,
+                    &settings,
+                )?),
+                false => None,
+            };
             let (data, wal) = (Path::new("data"), Path::new("wal"));
             let rs = RegionServer::open_on(fs.clone(), data, wal, settings)?;
             rs.set_address(addr.to_string());
@@ -75,7 +85,7 @@ impl Standalone {
             // One checker for both: a grant is seen by the region server at once.
             master.set_access_checker(rs.access_checker().clone());
             master.reconcile()?;
-            Ok::<_, ServerError>((rs, Arc::new(master)))
+            Ok::<_, ServerError>((rs, Arc::new(master), tokens))
         })
         .await
         .map_err(|e| ServerError::new(ErrorCode::Internal, e.to_string()))??;
@@ -84,17 +94,20 @@ impl Standalone {
         let start_code = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
-        let hbase = Arc::new(crate::hbase_rpc::HBaseRpc::new(
-            // One standalone server is one cluster.
-            "ferrobase-standalone",
-            ferrobase_hbase_wire::names::ServerName::new(
-                &addr.ip().to_string(),
-                addr.port(),
-                start_code,
-            ),
-            Some(master.clone()),
-            Some(region_server.clone()),
-        ));
+        let hbase = Arc::new(
+            crate::hbase_rpc::HBaseRpc::new(
+                // One standalone server is one cluster.
+                crate::hbase_rpc::STANDALONE_CLUSTER_ID,
+                ferrobase_hbase_wire::names::ServerName::new(
+                    &addr.ip().to_string(),
+                    addr.port(),
+                    start_code,
+                ),
+                Some(master.clone()),
+                Some(region_server.clone()),
+            )
+            .with_authentication(authentication, tokens),
+        );
         // HBase's native RPC and gRPC share the port (crate::hbase_rpc).
         let incoming = crate::hbase_rpc::split_incoming(listener, hbase.clone(), tls);
         let master_svc = MasterServer::new(MasterService(master.clone()))

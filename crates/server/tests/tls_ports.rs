@@ -294,3 +294,87 @@ async fn info_port_serves_https_only() {
     assert!(e.contains("the server's certificate has expired"), "{e}");
     info.stop().await;
 }
+
+/// `ExecService` on `AuthenticationService` over `s` after a SIMPLE
+/// preamble claiming `claimed`: the answers to `WhoAmI` and
+/// `GetAuthenticationToken`.
+async fn who_and_token<S: AsyncRead + AsyncWrite + Unpin>(
+    mut s: S,
+    claimed: &str,
+) -> (pb::WhoAmIResponse, frame::ResponseFrame) {
+    use ferrobase_hbase_wire::frame::AuthMethod;
+    use ferrobase_hbase_wire::names::RegionName;
+    use prost::Message;
+    let mut out = BytesMut::new();
+    frame::encode_preamble(&mut out, AuthMethod::Simple);
+    let header = pb::ConnectionHeader {
+        user_info: Some(pb::UserInformation {
+            effective_user: claimed.into(),
+            real_user: None,
+        }),
+        service_name: Some("ClientService".into()),
+        ..Default::default()
+    };
+    frame::encode_connection_header(&mut out, &header).unwrap();
+    for (id, method) in [(1, "WhoAmI"), (2, "GetAuthenticationToken")] {
+        let req = pb::CoprocessorServiceRequest {
+            region: RegionName::meta().specifier(),
+            call: pb::CoprocessorServiceCall {
+                row: Bytes::new(),
+                service_name: "hbase.pb.AuthenticationService".into(),
+                method_name: method.into(),
+                request: Bytes::new(),
+            },
+        };
+        frame::encode_request(&mut out, id, "ExecService", &req, None).unwrap();
+    }
+    s.write_all(&out).await.unwrap();
+    let mut buf = BytesMut::new();
+    let mut answers = Vec::new();
+    while answers.len() < 2 {
+        match frame::decode_response(&mut buf, DEFAULT_MAX_FRAME).unwrap() {
+            Some(r) => answers.push(r),
+            None => assert!(s.read_buf(&mut buf).await.unwrap() > 0, "closed"),
+        }
+    }
+    answers.sort_by_key(|r| r.call_id());
+    let token = answers.pop().unwrap();
+    let who: pb::CoprocessorServiceResponse = answers[0].decode_message().unwrap();
+    (
+        pb::WhoAmIResponse::decode(who.value.value.unwrap()).unwrap(),
+        token,
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn secure_authentication_accepts_certificates_and_issues_them_tokens() {
+    use prost::Message;
+    let (_d, pki) = pki();
+    let data = tempfile::tempdir().unwrap();
+    let mut s = common::settings();
+    pki.apply_server(&mut s, &pki.server, ClientAuth::Need);
+    s.security_authentication = "kerberos".into();
+    let server = Standalone::start(data.path(), s, "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let tls = ClientTls::from_settings(&client(&pki, &pki.ca, Some(&pki.client)))
+        .unwrap()
+        .unwrap();
+    let stream = tls
+        .connect("127.0.0.1", server.addr().port())
+        .await
+        .unwrap();
+    // SIMPLE over mutual TLS is accepted; the certificate, not the claimed
+    // name, is the user, and it may have a token.
+    let (who, token) = who_and_token(stream, "mallory").await;
+    assert_eq!(who.username.as_deref(), Some("alice"));
+    assert_eq!(who.auth_method.as_deref(), Some("CERTIFICATE"));
+    let token: pb::CoprocessorServiceResponse = token.decode_message().unwrap();
+    let token = pb::GetAuthenticationTokenResponse::decode(token.value.value.unwrap())
+        .unwrap()
+        .token
+        .unwrap();
+    let id = ferrobase_hbase_wire::token::decode_identifier(&token.identifier.unwrap()).unwrap();
+    assert_eq!(&id.username[..], b"alice");
+    server.stop().await.unwrap();
+}

@@ -1,5 +1,5 @@
 //! The small metadata files of the storage root (region manifests,
-//! snapshot manifests): a version header, one line of JSON and its CRC32C.
+//! snapshot manifests, the token key): a version header, one line of JSON and its CRC32C.
 //!
 //! ```text
 //! FILE := HEADER JSON "\n" crc32c(JSON) as 8 hex digits "\n"
@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 /// `value` as a file with `header` (which ends with a newline).
-pub(crate) fn encode<T: Serialize>(header: &str, value: &T) -> serde_json::Result<Vec<u8>> {
+pub fn encode<T: Serialize>(header: &str, value: &T) -> serde_json::Result<Vec<u8>> {
     let json = serde_json::to_vec(value)?;
     let mut out = Vec::with_capacity(json.len() + header.len() + 10);
     out.extend_from_slice(header.as_bytes());
@@ -25,7 +25,7 @@ pub(crate) fn encode<T: Serialize>(header: &str, value: &T) -> serde_json::Resul
 /// The value in a file written by [`encode`] with `header`; on failure the
 /// offset of the problem and what it is. `json_label` names the JSON in
 /// the message ("bad {json_label}: ...").
-pub(crate) fn decode<T: DeserializeOwned>(
+pub fn decode<T: DeserializeOwned>(
     header: &str,
     json_label: &str,
     bytes: &[u8],

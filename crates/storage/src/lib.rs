@@ -31,7 +31,7 @@
 pub mod archive;
 pub mod cache;
 pub mod cell;
-mod checksummed_json;
+pub mod checksummed_json;
 pub mod codec;
 pub mod compaction;
 pub mod engine;

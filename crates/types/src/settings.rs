@@ -380,7 +380,11 @@ settings! {
     security_authorization: bool = false, "hbase.security.authorization",
         "Enforce permissions (HBase's AccessController: grant/revoke, READ WRITE EXEC CREATE ADMIN at global, namespace, table, family and qualifier scope); false lets every caller do everything.";
     security_authentication: String = "simple", "hbase.security.authentication",
-        "How servers learn who a caller is: simple (the client's claimed user name is trusted; a TLS client certificate's CN wins over it). Other mechanisms are refused at start.";
+        "How servers learn who a caller is: simple (the client's claimed user name is trusted; a TLS client certificate's CN wins over it), or kerberos/token (HBase RPC callers must prove who they are: a token over SASL DIGEST-MD5 or a TLS client certificate; GSSAPI itself is not built).";
+    ipc_fallback_to_simple: bool = false, "hbase.ipc.server.fallback-to-simple-auth-allowed",
+        "With hbase.security.authentication=kerberos/token, still accept SIMPLE HBase RPC connections (the claimed user name) from clients without a token or certificate.";
+    auth_token_max_lifetime_ms: u64 = 604_800_000, "hbase.auth.token.max.lifetime",
+        "How long (ms) an authentication token stays valid after it is issued (ferrobase token create, AuthenticationService.GetAuthenticationToken).";
     superuser: String = "", "hbase.superuser",
         "Comma-separated users with every permission everywhere; the user who started the server is always one.";
     client_user: String = "", "hbase.client.user",

@@ -217,11 +217,14 @@ fn wrong_version_and_auth_are_typed_errors() {
         decode_preamble(&mut buf(b"HBas\x00\x07")).unwrap_err(),
         WireError::UnsupportedAuth { code: 7 }
     );
-    // A known but refused method: KERBEROS on a SIMPLE-only server.
-    let err = ServerDecoder::default()
-        .decode(&mut buf(b"HBas\x00\x51"))
-        .unwrap_err();
-    assert_eq!(err, WireError::UnsupportedAuth { code: 81 });
+    // A SASL method is the server's to accept or refuse: the decoder
+    // reports it and reads SASL tokens next.
+    let mut d = ServerDecoder::default();
+    assert_eq!(
+        d.decode(&mut buf(b"HBas\x00\x51")).unwrap(),
+        Some(ServerEvent::SaslPreamble(AuthMethod::Kerberos))
+    );
+    assert!(d.in_sasl());
     let err = ServerDecoder::default()
         .decode(&mut buf(b"PRI * HTTP/2.0"))
         .unwrap_err();
@@ -463,4 +466,62 @@ fn garbage_after_the_magic_never_panics() {
             Ok(())
         })
         .unwrap();
+}
+
+#[test]
+fn digest_preamble_reads_sasl_tokens_then_the_connection_header() {
+    let header = pb::ConnectionHeader {
+        service_name: Some("ClientService".into()),
+        ..Default::default()
+    };
+    let mut b = buf(b"HBas\x00\x52\x00\x00\x00\x00\x00\x00\x00\x02hi");
+    let mut d = ServerDecoder::default();
+    assert_eq!(
+        d.decode(&mut b).unwrap(),
+        Some(ServerEvent::SaslPreamble(AuthMethod::Digest))
+    );
+    assert_eq!(
+        d.decode(&mut b).unwrap(),
+        Some(ServerEvent::SaslToken(Bytes::new()))
+    );
+    assert_eq!(
+        d.decode(&mut b).unwrap(),
+        Some(ServerEvent::SaslToken(Bytes::from_static(b"hi")))
+    );
+    assert_eq!(d.decode(&mut b).unwrap(), None);
+    // Until the server says the mechanism completed, a header's bytes are
+    // read as one more SASL token.
+    d.sasl_complete();
+    assert!(!d.in_sasl());
+    encode_connection_header(&mut b, &header).unwrap();
+    assert_eq!(
+        d.decode(&mut b).unwrap(),
+        Some(ServerEvent::ConnectionHeader(header.clone()))
+    );
+
+    // Fallback to SIMPLE: the client's initial token is skipped.
+    let mut b = buf(b"HBas\x00\x52\x00\x00\x00\x00");
+    encode_connection_header(&mut b, &header).unwrap();
+    let mut d = ServerDecoder::default();
+    assert!(matches!(
+        d.decode(&mut b).unwrap(),
+        Some(ServerEvent::SaslPreamble(_))
+    ));
+    d.sasl_switch_to_simple();
+    assert_eq!(
+        d.decode(&mut b).unwrap(),
+        Some(ServerEvent::ConnectionHeader(header))
+    );
+}
+
+#[test]
+fn an_oversize_sasl_token_is_a_typed_error() {
+    let mut b = buf(b"HBas\x00\x52\x7f\xff\xff\xff");
+    let mut d = ServerDecoder::default();
+    d.decode(&mut b).unwrap();
+    let e = d.decode(&mut b).unwrap_err();
+    assert!(
+        e.to_string().contains("SASL token of 2147483647 bytes"),
+        "{e}"
+    );
 }

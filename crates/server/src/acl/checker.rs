@@ -95,20 +95,10 @@ pub struct AccessChecker {
 }
 
 impl AccessChecker {
-    /// The checker `settings` ask for; `hbase.security.authentication`
-    /// other than `simple` is refused by name.
+    /// The checker `settings` ask for; an `hbase.security.authentication`
+    /// that is not known is refused by name.
     pub fn from_settings(settings: &Settings) -> Result<Arc<AccessChecker>> {
-        let auth = settings.security_authentication.trim();
-        if !auth.eq_ignore_ascii_case("simple") {
-            return Err(ServerError::new(
-                ErrorCode::InvalidRequest,
-                format!(
-                    "hbase.security.authentication={auth} is not supported: use simple \
-                     (claimed user names) with TLS client certificates for verified identities \
-                     (docs/security.md)"
-                ),
-            ));
-        }
+        crate::auth::Authentication::mode(settings)?;
         let mut superusers: HashSet<String> = settings
             .superuser
             .split(',')
@@ -578,12 +568,12 @@ mod tests {
     }
 
     #[test]
-    fn other_authentication_is_refused_by_name() {
+    fn unknown_authentication_is_refused_by_name() {
         let settings = Settings {
-            security_authentication: "kerberos".into(),
+            security_authentication: "ldap".into(),
             ..Settings::default()
         };
         let e = AccessChecker::from_settings(&settings).err().unwrap();
-        assert!(e.message.contains("hbase.security.authentication=kerberos"));
+        assert!(e.message.contains("hbase.security.authentication=ldap"));
     }
 }

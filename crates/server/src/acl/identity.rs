@@ -3,8 +3,11 @@
 //! claims (simple authentication, HBase's trust-the-client model): the
 //! HBase RPC `ConnectionHeader.user_info.effective_user`, or the gRPC
 //! metadata entry [`USER_KEY`](ferrobase_proto::USER_KEY). No name at all
-//! is the empty (anonymous) user, which holds no permission. This module
-//! never checks permissions.
+//! is the empty (anonymous) user, which holds no permission. An HBase RPC
+//! connection that authenticated with a token (SASL DIGEST-MD5) is the
+//! token's user instead; `hbase_rpc` sets that, and refuses claimed names
+//! when `hbase.security.authentication` requires proof. This module never
+//! checks permissions.
 
 use ferrobase_tls::{ConnectionInfo, PeerIdentity};
 use std::sync::Arc;

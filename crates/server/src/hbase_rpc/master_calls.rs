@@ -113,7 +113,7 @@ impl HBaseRpc {
         access: &Access,
         req: R,
         out: &mut BytesMut,
-        work: fn(&MasterService<'_>, &R) -> Result<M, HBaseException>,
+        work: impl FnOnce(&MasterService<'_>, &R) -> Result<M, HBaseException>,
     ) where
         M: Message,
     {
@@ -264,8 +264,10 @@ impl HBaseRpc {
             "GetUserPermissions" => now!(pb::GetUserPermissionsRequest, user_permissions),
             "HasUserPermissions" => now!(pb::HasUserPermissionsRequest, has_user_permissions),
             "getSecurityCapabilities" | "GetSecurityCapabilities" => {
+                let secure = self.authentication.is_secure();
                 now!(pb::SecurityCapabilitiesRequest, |s, _r| s
-                    .security_capabilities())
+                    .security_capabilities()
+                    .map(|c| with_secure_authentication(c, secure)))
             }
             "IsSplitOrMergeEnabled" => now!(pb::IsSplitOrMergeEnabledRequest, |_s, _r| {
                 // Splits and merges both run (by reference).
@@ -308,4 +310,21 @@ impl HBaseRpc {
             }
         }
     }
+}
+
+/// HBase reports SECURE_AUTHENTICATION in place of SIMPLE_AUTHENTICATION
+/// when callers must prove who they are (tokens, certificates).
+fn with_secure_authentication(
+    mut c: pb::SecurityCapabilitiesResponse,
+    secure: bool,
+) -> pb::SecurityCapabilitiesResponse {
+    use pb::security_capabilities_response::Capability;
+    if secure {
+        for cap in &mut c.capabilities {
+            if *cap == Capability::SimpleAuthentication as i32 {
+                *cap = Capability::SecureAuthentication as i32;
+            }
+        }
+    }
+    c
 }

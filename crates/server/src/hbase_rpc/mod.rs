@@ -33,6 +33,7 @@
 //! `FatalConnectionException` and that connection alone is closed.
 
 mod admin_service;
+mod auth_service;
 mod client_service;
 mod exceptions;
 mod master_calls;
@@ -44,6 +45,7 @@ mod scan;
 pub use client_service::{DEFAULT_MAX_RESULT_SIZE, SCANNER_TTL_MS};
 
 use crate::acl::{Access, Action};
+use crate::auth::{Authentication, TokenAuthority};
 use crate::master::Master;
 use crate::region_server::RegionServer;
 use crate::rpc_metrics::{CallOutcome, CallTimer, Op, Protocol};
@@ -52,8 +54,10 @@ use bytes::BytesMut;
 use client_service::Answer;
 use exceptions::{Target, do_not_retry, exception, target};
 use ferrobase_hbase_wire::cellblock::CellCodec;
-use ferrobase_hbase_wire::frame::{self, NO_CALL_ID, ServerDecoder, ServerEvent};
+use ferrobase_hbase_wire::frame::{self, AuthMethod, NO_CALL_ID, ServerDecoder, ServerEvent};
 use ferrobase_hbase_wire::names::{RegionName, ServerName};
+use ferrobase_hbase_wire::sasl::digest_md5::{DigestMd5Server, ServerStep};
+use ferrobase_hbase_wire::sasl::{self, SaslError};
 use ferrobase_hbase_wire::{ExceptionClass, HBaseException, RequestFrame, pb};
 use ferrobase_tls::stream::Halves;
 use ferrobase_tls::{Accepted, ServerStream, ServerTls};
@@ -113,6 +117,10 @@ pub struct HBaseRpc {
     compactions: Arc<CompactionRequests>,
     /// Increments and Appends applied, by nonce (retries apply once).
     nonces: Arc<crate::nonces::ServerNonces>,
+    /// How callers prove who they are (`hbase.security.authentication`).
+    authentication: Authentication,
+    /// Mints and checks tokens; `None` with simple authentication.
+    tokens: Option<Arc<TokenAuthority>>,
 }
 
 impl HBaseRpc {
@@ -136,9 +144,42 @@ impl HBaseRpc {
                 .map(|rs| rs.nonces().clone())
                 .unwrap_or_default(),
             region_server,
+            authentication: Authentication::Simple,
+            tokens: None,
         }
     }
+
+    /// This server with `authentication`; a secure mode needs the
+    /// cluster's token authority.
+    pub fn with_authentication(
+        mut self,
+        authentication: Authentication,
+        tokens: Option<Arc<TokenAuthority>>,
+    ) -> HBaseRpc {
+        self.authentication = authentication;
+        self.tokens = tokens;
+        self
+    }
+
+    /// The token authority, where tokens are on.
+    pub fn tokens(&self) -> Option<&Arc<TokenAuthority>> {
+        self.tokens.as_ref()
+    }
 }
+
+/// The cluster id of the distributed cluster on the storage root `url`
+/// (every process derives the same one; tokens name it as their service).
+pub fn cluster_id_for_root(url: &str) -> String {
+    format!(
+        "ferrobase-{}",
+        ferrobase_hbase_wire::md5::hex(url.as_bytes())
+            .get(..16)
+            .unwrap_or_default()
+    )
+}
+
+/// The cluster id of a standalone server: one server is one cluster.
+pub const STANDALONE_CLUSTER_ID: &str = "ferrobase-standalone";
 
 /// An answer still being worked on: its encoded response frame.
 type Pending = Pin<Box<dyn Future<Output = BytesMut> + Send>>;
@@ -152,9 +193,42 @@ struct Connection {
     codec: Option<CellCodec>,
     /// The verified client certificate's identity (mutual TLS).
     peer: Option<ferrobase_tls::PeerIdentity>,
-    /// Who calls ([`crate::acl::identity`]): the certificate's user, else
-    /// the header's effective user.
+    /// Who calls ([`crate::acl::identity`]): the token's user, else the
+    /// certificate's, else the header's effective user.
     user: Arc<str>,
+    /// The user a token authenticated (SASL DIGEST-MD5).
+    token_user: Option<Arc<str>>,
+    /// The DIGEST-MD5 exchange under way.
+    sasl: Option<DigestMd5Server>,
+}
+
+impl Connection {
+    /// How the caller was authenticated, in HBase's names (`WhoAmI`).
+    fn auth_method(&self) -> &'static str {
+        if self.token_user.is_some() {
+            "TOKEN"
+        } else if self.peer.is_some() {
+            "CERTIFICATE"
+        } else {
+            "SIMPLE"
+        }
+    }
+
+    /// True when the caller proved who it is (a token or a certificate).
+    fn is_authenticated(&self) -> bool {
+        self.token_user.is_some() || self.peer.is_some()
+    }
+}
+
+/// The Java class of a refused SASL exchange other than a bad token.
+const SASL_EXCEPTION: &str = "javax.security.sasl.SaslException";
+
+/// A fresh DIGEST-MD5 nonce: 16 random bytes, base64.
+fn fresh_nonce() -> Option<String> {
+    use ring::rand::SecureRandom;
+    let mut bytes = [0u8; 16];
+    ring::rand::SystemRandom::new().fill(&mut bytes).ok()?;
+    Some(sasl::base64_encode(&bytes))
 }
 
 /// Writes an answer: the message and its cell block, or the exception.
@@ -224,11 +298,14 @@ impl HBaseRpc {
     fn event(
         self: &Arc<Self>,
         event: ServerEvent,
+        decoder: &mut ServerDecoder,
         conn: &mut Connection,
         out: &mut BytesMut,
         later: &mut Vec<Pending>,
     ) -> bool {
         match event {
+            ServerEvent::SaslPreamble(method) => self.sasl_preamble(method, decoder, conn, out),
+            ServerEvent::SaslToken(token) => self.sasl_token(&token, decoder, conn, out),
             ServerEvent::RegistryPreamble => {
                 let resp = pb::GetConnectionRegistryResponse {
                     cluster_id: self.cluster_id.clone(),
@@ -237,9 +314,19 @@ impl HBaseRpc {
                 false
             }
             ServerEvent::SecurityPreamble => {
+                // The preamble asks for a Kerberos principal, which no
+                // ferrobase server has.
                 let e = HBaseException::new(
                     ExceptionClass::FatalConnection,
-                    "security is not enabled on this ferrobase server (SIMPLE authentication only)",
+                    match self.authentication {
+                        Authentication::Simple => {
+                            "security is not enabled on this ferrobase server (SIMPLE authentication only)"
+                        }
+                        Authentication::Secure { .. } => {
+                            "this ferrobase server has no Kerberos principal: GSSAPI/Kerberos is not \
+                             supported; use a token (DIGEST) or a TLS client certificate"
+                        }
+                    },
                 );
                 let _ = frame::encode_exception(out, NO_CALL_ID, &e.to_response());
                 true
@@ -253,10 +340,53 @@ impl HBaseRpc {
                     }
                 }
                 conn.service = Arc::from(h.service_name.unwrap_or_default());
-                conn.user = crate::acl::identity::hbase_user(
-                    conn.peer.as_ref(),
-                    h.user_info.as_ref().map(|u| u.effective_user.as_str()),
-                );
+                let claimed = h.user_info.as_ref().map(|u| u.effective_user.as_str());
+                if let Some(user) = &conn.token_user {
+                    // HBase: a token authenticates its own user only, no doAs.
+                    if let Some(c) = claimed.filter(|c| !c.is_empty() && *c != &**user) {
+                        // FatalConnectionException, not HBase's AccessDenied:
+                        // the Java client skips any other class answering no
+                        // call and reports only "Connection closed".
+                        let e = HBaseException::new(
+                            ExceptionClass::FatalConnection,
+                            format!(
+                                "Authenticated user ({user}) doesn't match what the client claims to be ({c})"
+                            ),
+                        );
+                        let _ = frame::encode_exception(out, NO_CALL_ID, &e.to_response());
+                        return false;
+                    }
+                    conn.user = user.clone();
+                    return true;
+                }
+                if let Authentication::Secure { fallback_to_simple } = self.authentication
+                    && conn.peer.is_none()
+                {
+                    if !fallback_to_simple {
+                        // FatalConnectionException (see above) so that the
+                        // client's error says why.
+                        let e = HBaseException::new(
+                            ExceptionClass::FatalConnection,
+                            "Authentication is required: this server \
+                             (hbase.security.authentication=kerberos/token) refuses SIMPLE \
+                             connections; use a token (HADOOP_TOKEN_FILE_LOCATION, \
+                             hbase.security.authentication=kerberos on the client) or a TLS \
+                             client certificate",
+                        );
+                        tracing::warn!(
+                            target: "ferrobase::audit",
+                            "SIMPLE connection refused (claimed user {:?}): authentication is required",
+                            claimed.unwrap_or_default()
+                        );
+                        let _ = frame::encode_exception(out, NO_CALL_ID, &e.to_response());
+                        return false;
+                    }
+                    tracing::warn!(
+                        "Allowed fallback to SIMPLE auth for {:?} (hbase.ipc.server.fallback-to-simple-auth-allowed)",
+                        claimed.unwrap_or_default()
+                    );
+                }
+                conn.user = crate::acl::identity::hbase_user(conn.peer.as_ref(), claimed);
                 true
             }
             ServerEvent::Call(call) => {
@@ -267,6 +397,103 @@ impl HBaseRpc {
             }
             // Events a newer wire crate may add: nothing to answer.
             _ => true,
+        }
+    }
+
+    /// A KERBEROS or DIGEST preamble: with simple authentication the
+    /// client is told to fall back to SIMPLE (HBase's answer); KERBEROS is
+    /// refused; DIGEST starts an exchange.
+    fn sasl_preamble(
+        &self,
+        method: AuthMethod,
+        decoder: &mut ServerDecoder,
+        conn: &mut Connection,
+        out: &mut BytesMut,
+    ) -> bool {
+        if !self.authentication.is_secure() {
+            sasl::encode_switch_to_simple(out);
+            decoder.sasl_switch_to_simple();
+            return true;
+        }
+        let refuse = |out: &mut BytesMut, class: &str, message: &str| {
+            tracing::warn!(target: "ferrobase::audit", "SASL authentication refused: {message}");
+            let _ = sasl::encode_error(out, class, message);
+            false
+        };
+        if method != AuthMethod::Digest {
+            return refuse(
+                out,
+                SASL_EXCEPTION,
+                "GSSAPI/Kerberos is not supported; use a token (DIGEST) or a TLS client certificate",
+            );
+        }
+        let server =
+            fresh_nonce().and_then(|nonce| DigestMd5Server::new(sasl::DEFAULT_REALM, &nonce).ok());
+        match server {
+            Some(s) => {
+                conn.sasl = Some(s);
+                true
+            }
+            None => refuse(
+                out,
+                SASL_EXCEPTION,
+                "the server has no randomness for a nonce",
+            ),
+        }
+    }
+
+    /// One client SASL token of a DIGEST-MD5 exchange.
+    fn sasl_token(
+        &self,
+        token: &[u8],
+        decoder: &mut ServerDecoder,
+        conn: &mut Connection,
+        out: &mut BytesMut,
+    ) -> bool {
+        let (Some(server), Some(tokens)) = (conn.sasl.as_mut(), self.tokens.as_ref()) else {
+            let _ = sasl::encode_error(out, SASL_EXCEPTION, "no SASL exchange is under way");
+            return false;
+        };
+        let now = crate::auth::now_ms();
+        let mut token_user = None;
+        let step = server.step(token, |name| {
+            let identifier = sasl::base64_decode(name).map_err(|e| {
+                SaslError::InvalidToken(format!("Can't de-serialize tokenIdentifier: {e}"))
+            })?;
+            let (user, password) = tokens
+                .check(&identifier, now)
+                .map_err(SaslError::InvalidToken)?;
+            token_user = Some(user);
+            // The DIGEST-MD5 password is the token password's base64.
+            Ok(sasl::base64_encode(&password).into_bytes())
+        });
+        match step {
+            Ok(ServerStep::Challenge(c)) => sasl::encode_success(out, &c).is_ok(),
+            Ok(ServerStep::Complete { reply, .. }) => {
+                // Completion needs the password, so the look-up above ran.
+                let Some(user) = token_user else {
+                    let _ = sasl::encode_error(out, SASL_EXCEPTION, "no token was checked");
+                    return false;
+                };
+                tracing::debug!("SASL DIGEST-MD5 authenticated {user}");
+                conn.token_user = Some(Arc::from(user.as_str()));
+                conn.user = Arc::from(user.as_str());
+                conn.sasl = None;
+                decoder.sasl_complete();
+                sasl::encode_success(out, &reply).is_ok()
+            }
+            Err(e) => {
+                let class = match e {
+                    SaslError::InvalidToken(_) => crate::auth::INVALID_TOKEN_CLASS,
+                    _ => SASL_EXCEPTION,
+                };
+                tracing::warn!(
+                    target: "ferrobase::audit",
+                    "SASL DIGEST-MD5 authentication refused: {e}"
+                );
+                let _ = sasl::encode_error(out, class, &e.to_string());
+                false
+            }
         }
     }
 
@@ -348,10 +575,17 @@ impl HBaseRpc {
                 match decoder.decode(&mut buf) {
                     Ok(None) => break,
                     Ok(Some(event)) => {
-                        open = self.event(event, &mut conn, &mut out, &mut later);
+                        open = self.event(event, &mut decoder, &mut conn, &mut out, &mut later);
                         if !open {
                             break;
                         }
+                    }
+                    Err(e) if decoder.in_sasl() => {
+                        // The client reads SASL replies, not RPC frames.
+                        tracing::debug!("HBase RPC connection closed during SASL: {e}");
+                        let _ = sasl::encode_error(&mut out, SASL_EXCEPTION, &e.to_string());
+                        open = false;
+                        break;
                     }
                     Err(e) => {
                         tracing::debug!("HBase RPC connection closed: {e}");

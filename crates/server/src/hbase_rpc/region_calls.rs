@@ -236,6 +236,11 @@ impl HBaseRpc {
                     client_service::multi(rs, &regions, &req, &io)
                 })
             }
+            "ExecService" => {
+                let req = decoded::<pb::CoprocessorServiceRequest>(&call, id, out)?;
+                write_answer(out, id, plain(self.exec_service(conn, req)));
+                None
+            }
             method => {
                 fail(
                     out,

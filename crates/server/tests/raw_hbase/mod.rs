@@ -45,6 +45,77 @@ impl RawConn {
         }
     }
 
+    /// Connects to `service` with a token over SASL DIGEST-MD5 (no user
+    /// in the header, as HBase's client sends it); `Err` holds the
+    /// server's SASL refusal (class, message).
+    pub async fn connect_with_token(
+        addr: std::net::SocketAddr,
+        service: &str,
+        identifier: &[u8],
+        password: &[u8],
+    ) -> Result<RawConn, (String, String)> {
+        use ferrobase_hbase_wire::sasl::{self, ServerReply, digest_md5::DigestMd5Client};
+        let mut s = TcpStream::connect(addr).await.unwrap();
+        let mut out = BytesMut::new();
+        frame::encode_preamble(&mut out, AuthMethod::Digest);
+        sasl::encode_client_token(&mut out, b"").unwrap();
+        s.write_all(&out).await.unwrap();
+        let mut buf = BytesMut::new();
+        let mut client = DigestMd5Client::new(
+            &sasl::base64_encode(identifier),
+            sasl::base64_encode(password).as_bytes(),
+            "dGVzdCBjbm9uY2U=",
+            "null/default",
+        );
+        let mut responded = false;
+        loop {
+            let reply = loop {
+                if let Some(r) = sasl::decode_server_reply(&mut buf).unwrap() {
+                    break r;
+                }
+                assert!(s.read_buf(&mut buf).await.unwrap() > 0, "closed mid-SASL");
+            };
+            match reply {
+                ServerReply::Error { class, message } => return Err((class, message)),
+                ServerReply::SwitchToSimple => panic!("the server switched to SIMPLE"),
+                ServerReply::Token(t) if !responded => {
+                    let mut out = BytesMut::new();
+                    sasl::encode_client_token(&mut out, &client.respond(&t).unwrap()).unwrap();
+                    s.write_all(&out).await.unwrap();
+                    responded = true;
+                }
+                ServerReply::Token(t) => {
+                    client.verify(&t).unwrap();
+                    break;
+                }
+            }
+        }
+        let header = pb::ConnectionHeader {
+            service_name: Some(service.into()),
+            cell_block_codec_class: Some(CellCodec::KeyValue.class_name().into()),
+            ..Default::default()
+        };
+        let mut out = BytesMut::new();
+        frame::encode_connection_header(&mut out, &header).unwrap();
+        s.write_all(&out).await.unwrap();
+        Ok(RawConn {
+            s,
+            buf,
+            next_id: 1,
+            early: HashMap::new(),
+        })
+    }
+
+    /// Writes `bytes` and reads until the server closes: everything it
+    /// answered.
+    pub async fn exchange_until_closed(addr: std::net::SocketAddr, bytes: &[u8]) -> BytesMut {
+        let mut s = TcpStream::connect(addr).await.unwrap();
+        s.write_all(bytes).await.unwrap();
+        let mut buf = BytesMut::new();
+        while s.read_buf(&mut buf).await.unwrap_or(0) > 0 {}
+        buf
+    }
+
     /// One call without a cell block.
     pub async fn call<M: prost::Message>(&mut self, method: &str, req: &M) -> ResponseFrame {
         self.call_with(method, req, None).await

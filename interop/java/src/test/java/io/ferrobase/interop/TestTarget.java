@@ -69,6 +69,14 @@ public final class TestTarget {
         throw new IllegalStateException("cannot start the test target: " + e.getMessage(), e);
       }
       Runtime.getRuntime().addShutdownHook(new Thread(instance::stop, "stop-test-target"));
+      if (tokenDir() != null) {
+        // HBase 2.6's client keeps one SASL provider selector per JVM, configured by the first
+        // connection. With RpcConnectionRegistry that is the cluster-id fetch, which runs with
+        // authentication forced to simple, and the selector then never picks DIGEST. Configure
+        // it with the secure settings first (the ZooKeeper registry needs no such step).
+        org.apache.hadoop.hbase.security.provider.SaslClientAuthenticationProviders.getInstance(
+            instance.configuration());
+      }
       System.err.println("interop tests against " + instance.description);
     }
     return instance;
@@ -104,6 +112,18 @@ public final class TestTarget {
    */
   public static boolean authorization() {
     return !System.getenv().getOrDefault("FERROBASE_AUTHZ", "").isEmpty();
+  }
+
+  /**
+   * The directory of token files ({@code FERROBASE_TOKEN_DIR}, made by
+   * scripts/hbase-client-tests.sh with {@code FERROBASE_TOKEN=1}): the server then requires
+   * authentication ({@code hbase.security.authentication=kerberos}: tokens over SASL DIGEST-MD5),
+   * on the data directory the tokens were minted for ({@code FERROBASE_DATA_DIR}), and every
+   * client authenticates with the token in {@code HADOOP_TOKEN_FILE_LOCATION}.
+   */
+  public static String tokenDir() {
+    String dir = System.getenv("FERROBASE_TOKEN_DIR");
+    return dir == null || dir.isEmpty() ? null : dir;
   }
 
   /** {@code host:port} the client bootstraps from. */
@@ -153,6 +173,11 @@ public final class TestTarget {
     conf.setInt("hbase.client.scanner.timeout.period", 30_000);
     conf.setInt("hbase.client.sync.wait.timeout.msec", 60_000);
     conf.setInt("hbase.client.start.log.errors.counter", 1);
+    if (tokenDir() != null) {
+      // HBase's client picks DIGEST when security is on and its user holds a token for the
+      // cluster (HADOOP_TOKEN_FILE_LOCATION fills the login user's).
+      conf.set("hbase.security.authentication", "kerberos");
+    }
     String tls = tlsDir();
     if (tls != null) {
       // HBase 2.6's own TLS client: PEM trust store and key store.
@@ -179,7 +204,11 @@ public final class TestTarget {
           null, null);
     }
     Path binary = findBinary();
-    Path dataDir = Files.createTempDirectory("ferrobase-interop-");
+    String givenDir = System.getenv("FERROBASE_DATA_DIR");
+    Path dataDir =
+        givenDir == null || givenDir.isEmpty()
+            ? Files.createTempDirectory("ferrobase-interop-")
+            : Paths.get(givenDir);
     Path log = dataDir.resolveSibling(dataDir.getFileName() + ".log");
     int port = freePort();
     List<String> command = new ArrayList<>();
@@ -206,6 +235,10 @@ public final class TestTarget {
         command.add("--set");
         command.add(set);
       }
+    }
+    if (tokenDir() != null) {
+      command.add("--set");
+      command.add("hbase.security.authentication=kerberos");
     }
     if (authorization()) {
       // HBase's AccessController on: this JVM's user started the server, so it is a superuser.
