@@ -83,6 +83,8 @@ echo "== the same client over TLS (HBase 2.6's hbase.client.netty.tls.*, PEM sto
 FERROBASE_TLS=1 FERROBASE_BIN="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/ferrobase" ./scripts/hbase-client-tests.sh
 echo "== HBase's AccessController through the Java client (AccessControlClient grant/revoke, AccessDeniedException; authorization on)"
 FERROBASE_AUTHZ=1 FERROBASE_BIN="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/ferrobase" ./scripts/hbase-client-tests.sh -Dtest=AccessControlTest
+echo "== token authentication through the Java client (SASL DIGEST-MD5: tokens from ferrobase token create and obtainToken; expired, forged and SIMPLE refused)"
+FERROBASE_TOKEN=1 FERROBASE_AUTHZ=1 FERROBASE_BIN="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/ferrobase" ./scripts/hbase-client-tests.sh -Dtest=TokenAuthTest
 echo "== the same Java tests against a distributed ferrobase (etcd, a master, two region servers)"
 FERROBASE_BIN="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/ferrobase" ./scripts/hbase-client-tests-distributed.sh
 echo "== YCSB workloads A and E through the HBase Java client (small; every operation must succeed)"
