@@ -20,6 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
+use tonic::service::interceptor::InterceptedService;
 
 /// Largest gRPC message accepted (a write-buffer flush, a cell of
 /// `hbase.client.keyvalue.maxsize`).
@@ -94,6 +95,8 @@ impl Standalone {
         let start_code = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
+        // gRPC callers prove who they are by the same rules (grpc_auth).
+        let grpc_auth = crate::grpc_auth::GrpcAuthentication::new(authentication, tokens.clone());
         let hbase = Arc::new(
             crate::hbase_rpc::HBaseRpc::new(
                 // One standalone server is one cluster.
@@ -119,8 +122,8 @@ impl Standalone {
         let serve = tokio::spawn(
             tonic::transport::Server::builder()
                 .tcp_nodelay(true)
-                .add_service(master_svc)
-                .add_service(region_svc)
+                .add_service(InterceptedService::new(master_svc, grpc_auth.clone()))
+                .add_service(InterceptedService::new(region_svc, grpc_auth))
                 .serve_with_incoming_shutdown(incoming, async {
                     let _ = rx.await;
                 }),
