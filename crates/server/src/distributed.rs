@@ -433,8 +433,10 @@ async fn chores(master: Arc<Master>, coordination: Arc<EtcdCoordination>, settin
             last_split_check = Instant::now();
             let m = master.clone();
             let max = settings.max_filesize;
+            let load_split = settings.load_split_threshold;
             let _ = tokio::task::spawn_blocking(move || {
                 m.split_oversized(max);
+                m.split_hot(load_split);
                 m.janitor_chore();
             })
             .await;

@@ -66,6 +66,7 @@ impl Standalone {
             .local_addr()
             .map_err(|e| ServerError::new(ErrorCode::Io, e.to_string()))?;
         let max_filesize = settings.max_filesize;
+        let load_split = settings.load_split_threshold;
         let tls = crate::tls::rpc(&settings)?;
         let authentication = crate::auth::Authentication::mode(&settings)?;
         let (region_server, master, tokens) = tokio::task::spawn_blocking(move || {
@@ -152,6 +153,7 @@ impl Standalone {
                 };
                 let _ = tokio::task::spawn_blocking(move || {
                     m.split_oversized(max_filesize);
+                    m.split_hot(load_split);
                     m.janitor_chore();
                 })
                 .await;

@@ -301,6 +301,8 @@ settings! {
         "Largest cell accepted, in bytes (0: no limit).";
     max_filesize: u64 = 10_737_418_240, "hbase.hregion.max.filesize",
         "A region splits when a store's files pass this size.";
+    load_split_threshold: u64 = 0, "ferrobase.split.load.threshold",
+        "Load-based splits (Bigtable's): a region serving more than this many requests (rows read or written) per second over 10 s splits at the row that halves its requests; 0, the default, turns them off.";
     handler_count: usize = 30, "hbase.regionserver.handler.count",
         "RPC handler threads of a region server.";
     client_write_buffer: u64 = 2_097_152, "hbase.client.write.buffer",
