@@ -69,6 +69,9 @@ fn usage(name: &str) -> Option<&'static str> {
         "list_snapshots" => {
             "List all snapshots taken (by printing the names and relative information).\nOptional regular expression parameter could be used to filter the output\nby snapshot name.\n\nExamples:\n  hbase> list_snapshots\n  hbase> list_snapshots 'abc.*'\n"
         }
+        "list_table_snapshots" => {
+            "List all completed snapshots matching the table name regular expression and the\nsnapshot name regular expression (by printing the names and relative information).\nOptional snapshot name regular expression parameter could be used to filter the output\nby snapshot name.\n\nExamples:\n  hbase> list_table_snapshots 'tableName'\n  hbase> list_table_snapshots 'tableName.*'\n  hbase> list_table_snapshots 'tableName', 'snapshotName'\n  hbase> list_table_snapshots 'tableName', 'snapshotName.*'\n  hbase> list_table_snapshots 'tableName.*', 'snapshotName.*'\n  hbase> list_table_snapshots 'ns:tableName.*', 'snapshotName.*'\n"
+        }
         "delete_snapshot" => {
             "Delete a specified snapshot. Examples:\n\n  hbase> delete_snapshot 'snapshotName'\n"
         }

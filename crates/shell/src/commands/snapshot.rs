@@ -1,5 +1,6 @@
-//! Snapshot commands: snapshot, list_snapshots, delete_snapshot,
-//! clone_snapshot, restore_snapshot (HBase's `snapshots` group).
+//! Snapshot commands: snapshot, list_snapshots, list_table_snapshots,
+//! delete_snapshot, clone_snapshot, restore_snapshot (HBase's `snapshots`
+//! group).
 //!
 //! Each is one Admin call; the master does the work (flush, manifest,
 //! archive). This module only checks arguments and lays out the listing
@@ -45,8 +46,48 @@ pub async fn list_snapshots(
         None => None,
     };
     let snapshots = shell.admin.list_snapshots(pattern.as_deref()).await?;
+    Ok(print_snapshots(shell, &snapshots, out))
+}
+
+/// `list_table_snapshots 'tableRegex'[, 'snapshotRegex']`: the snapshots
+/// of the tables whose names the first pattern matches whole (Java's
+/// `Pattern.matches`, as HBase's shell), laid out as `list_snapshots`.
+pub async fn list_table_snapshots(
+    shell: &mut Shell,
+    args: &[Value],
+    out: &mut String,
+) -> Result<Reply, ShellError> {
+    arity("list_table_snapshots", args, 1..=2)?;
+    let table_pattern = args
+        .first()
+        .map(|v| v.text("the table name pattern"))
+        .transpose()?
+        .unwrap_or_default();
+    // The pattern alone first, so an error shows the user's text; then
+    // anchored at both ends for a whole match.
+    let tables = match regex::Regex::new(&table_pattern)
+        .and_then(|_| regex::Regex::new(&format!("^(?:{table_pattern})$")))
+    {
+        Ok(re) => re,
+        Err(e) => return arg_err(format!("bad table name pattern '{table_pattern}': {e}")),
+    };
+    let pattern = match args.get(1) {
+        Some(v) => Some(v.text("the snapshot name pattern")?),
+        None => None,
+    };
+    let mut snapshots = shell.admin.list_snapshots(pattern.as_deref()).await?;
+    snapshots.retain(|s| tables.is_match(&s.table));
+    Ok(print_snapshots(shell, &snapshots, out))
+}
+
+/// The `SNAPSHOT  TABLE + CREATION TIME` listing and its return value.
+fn print_snapshots(
+    shell: &mut Shell,
+    snapshots: &[ferrobase_client::SnapshotDescription],
+    out: &mut String,
+) -> Reply {
     shell.fmt.header("SNAPSHOT", "TABLE + CREATION TIME", out);
-    for s in &snapshots {
+    for s in snapshots {
         let iso = iso_timestamp(s.created_ms);
         let time = iso.get(..19).unwrap_or(&iso).replace('T', " ");
         shell
@@ -58,7 +99,7 @@ pub async fn list_snapshots(
         .iter()
         .map(|s| format!("\"{}\"", s.name))
         .collect();
-    Ok(Reply::value(format!("[{}]", quoted.join(", "))))
+    Reply::value(format!("[{}]", quoted.join(", ")))
 }
 
 /// `delete_snapshot 'name'`.
