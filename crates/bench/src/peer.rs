@@ -58,6 +58,13 @@ impl HBasePeer {
     /// settings `set` (`name=value`); waits until it serves clients
     /// (about 15 s; the first run also fetches the artifacts).
     pub async fn start(heap: &str, set: &[String]) -> Result<HBasePeer> {
+        HBasePeer::start_with(heap, set, 1).await
+    }
+
+    /// [`start`](Self::start) with `regionservers` region servers in the
+    /// JVM (`HBASE_PEER_REGIONSERVERS`); it returns once the master counts
+    /// them all. The first serves at [`addr`](Self::addr).
+    pub async fn start_with(heap: &str, set: &[String], regionservers: usize) -> Result<HBasePeer> {
         let script = script()?;
         let dir = tempfile::Builder::new()
             .prefix("ferrobase-bench-hbase-")
@@ -72,6 +79,7 @@ impl HBasePeer {
             .env("HBASE_PEER_RS_PORT", rs.to_string())
             .env("HBASE_PEER_ZK_PORT", zk.to_string())
             .env("HBASE_PEER_SET", set.join(" "))
+            .env("HBASE_PEER_REGIONSERVERS", regionservers.to_string())
             // Its progress goes where ours does; stdout carries results.
             .stdout(Stdio::from(std::io::stderr()))
             .stderr(Stdio::inherit());
@@ -84,7 +92,12 @@ impl HBasePeer {
             dir,
             addr: format!("127.0.0.1:{rs}"),
             describe: format!(
-                "Apache HBase 2.6.4 standalone (scripts/hbase-peer.sh), heap {heap}, G1{}",
+                "Apache HBase 2.6.4 standalone (scripts/hbase-peer.sh){}, heap {heap}, G1{}",
+                if regionservers > 1 {
+                    format!(", {regionservers} region servers in one JVM")
+                } else {
+                    String::new()
+                },
                 if set.is_empty() {
                     String::new()
                 } else {

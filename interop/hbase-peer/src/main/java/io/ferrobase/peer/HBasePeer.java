@@ -2,6 +2,8 @@ package io.ferrobase.peer;
 
 import java.io.File;
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.hadoop.conf.Configuration;
@@ -15,6 +17,8 @@ import org.apache.hadoop.hbase.client.ConnectionFactory;
 import org.apache.hadoop.hbase.client.RegionLocator;
 import org.apache.hadoop.hbase.master.HMaster;
 import org.apache.hadoop.hbase.master.HMasterCommandLine;
+import org.apache.hadoop.hbase.regionserver.HRegionServer;
+import org.apache.hadoop.hbase.util.JVMClusterUtil;
 
 /**
  * Runs a real Apache HBase standalone server, exactly as {@code bin/hbase master start} does
@@ -26,6 +30,17 @@ import org.apache.hadoop.hbase.master.HMasterCommandLine;
  * and temporary files. Every {@code name=value} is an HBase setting applied after the ones below
  * (ports: {@code hbase.master.port}, {@code hbase.regionserver.port}, {@code
  * hbase.zookeeper.property.clientPort}).
+ *
+ * <p>{@code ferrobase.peer.regionservers=N} (default 1) runs N region servers in this JVM: the
+ * first is the one {@code LocalHBaseCluster} starts on {@code hbase.regionserver.port}; the
+ * others are started here, as {@code LocalHBaseCluster} starts its own (one {@code
+ * HRegionServer} thread each, {@code JVMClusterUtil}), on ports the system picks, because {@code
+ * HMasterCommandLine --localRegionServers=N} would start all N on the same configured port.
+ *
+ * <p>Compression: GZ and SNAPPY work with HBase's defaults (java.util.zip; snappy-java); LZ4 uses
+ * Hadoop's codec over lz4-java (on the classpath); ZSTD is set to HBase's zstd-jni codec ({@code
+ * hbase-compression-zstd}) in this project's {@code hbase-site.xml}, since Hadoop's needs the
+ * native libhadoop (HBase reads codec classes from a fresh configuration, not from this one).
  *
  * <p>Once a client that uses the RPC connection registry (no ZooKeeper) can locate {@code
  * hbase:meta} and the master has finished initializing (namespaces and tables can be listed), it
@@ -76,6 +91,11 @@ public final class HBasePeer {
     int masterPort = conf.getInt(HConstants.MASTER_PORT, HConstants.DEFAULT_MASTER_PORT);
     int rsPort = conf.getInt(HConstants.REGIONSERVER_PORT, HConstants.DEFAULT_REGIONSERVER_PORT);
     int zkPort = conf.getInt(HConstants.ZOOKEEPER_CLIENT_PORT, 2181);
+    int regionServers = conf.getInt("ferrobase.peer.regionservers", 1);
+    if (regionServers < 1) {
+      System.err.println("ferrobase.peer.regionservers must be at least 1");
+      System.exit(2);
+    }
 
     long started = System.nanoTime();
     AtomicInteger exit = new AtomicInteger(-1);
@@ -118,6 +138,26 @@ public final class HBasePeer {
       }
       Thread.sleep(500);
     }
+    List<JVMClusterUtil.RegionServerThread> extra = new ArrayList<>();
+    for (int i = 1; i < regionServers; i++) {
+      Configuration rsConf = new Configuration(conf);
+      rsConf.setInt(HConstants.REGIONSERVER_PORT, 0);
+      JVMClusterUtil.RegionServerThread t =
+          JVMClusterUtil.createRegionServerThread(rsConf, HRegionServer.class, i);
+      t.start();
+      extra.add(t);
+    }
+    while (liveServers(client) < regionServers) {
+      if (!master.isAlive() || extra.stream().anyMatch(t -> !t.isAlive())) {
+        System.err.println("an HBase server stopped before all region servers were up");
+        System.exit(1);
+      }
+      if (System.nanoTime() > deadline) {
+        System.err.println(regionServers + " region servers were not up within 5 minutes");
+        System.exit(1);
+      }
+      Thread.sleep(500);
+    }
     Runtime.getRuntime()
         .addShutdownHook(new Thread(() -> shutdown(client, master), "hbase-peer-shutdown"));
     long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
@@ -136,6 +176,8 @@ public final class HBasePeer {
             + zkPort
             + " bootstrap="
             + bootstrap
+            + " regionservers="
+            + regionServers
             + " startup_ms="
             + millis);
     System.out.flush();
@@ -159,6 +201,16 @@ public final class HBasePeer {
       return true;
     } catch (IOException | RuntimeException e) {
       return false;
+    }
+  }
+
+  /** How many region servers the master counts as live; 0 when it cannot be asked. */
+  private static int liveServers(Configuration client) {
+    try (Connection c = ConnectionFactory.createConnection(client);
+        Admin admin = c.getAdmin()) {
+      return admin.getRegionServers().size();
+    } catch (IOException | RuntimeException e) {
+      return 0;
     }
   }
 
