@@ -3,10 +3,12 @@ package io.ferrobase.peer;
 import java.io.File;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hbase.ClusterMetrics;
 import org.apache.hadoop.hbase.HBaseConfiguration;
 import org.apache.hadoop.hbase.HConstants;
 import org.apache.hadoop.hbase.HRegionLocation;
@@ -19,6 +21,7 @@ import org.apache.hadoop.hbase.master.HMaster;
 import org.apache.hadoop.hbase.master.HMasterCommandLine;
 import org.apache.hadoop.hbase.regionserver.HRegionServer;
 import org.apache.hadoop.hbase.util.JVMClusterUtil;
+import org.apache.hadoop.util.ShutdownHookManager;
 
 /**
  * Runs a real Apache HBase standalone server, exactly as {@code bin/hbase master start} does
@@ -158,8 +161,12 @@ public final class HBasePeer {
       }
       Thread.sleep(500);
     }
-    Runtime.getRuntime()
-        .addShutdownHook(new Thread(() -> shutdown(client, master), "hbase-peer-shutdown"));
+    // Through Hadoop's hook manager, ahead of the hooks HBase installs there for each server
+    // (priority 0): those stop the servers one by one, the master first, and a region server
+    // left without its master then waits out its ZooKeeper and RPC timeouts (about 20 s each).
+    // The master's cluster shutdown first stops every region server together.
+    ShutdownHookManager.get()
+        .addShutdownHook(() -> shutdown(client, master), 100, 75, TimeUnit.SECONDS);
     long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
     System.out.println(
         "READY master="
@@ -204,11 +211,21 @@ public final class HBasePeer {
     }
   }
 
-  /** How many region servers the master counts as live; 0 when it cannot be asked. */
+  /**
+   * How many region servers the master would place regions on: live ones that have sent their
+   * first load report (the master assigns only to those, HBASE-25032, so a table created before
+   * would have all its regions on the first server); 0 when it cannot be asked.
+   */
   private static int liveServers(Configuration client) {
     try (Connection c = ConnectionFactory.createConnection(client);
         Admin admin = c.getAdmin()) {
-      return admin.getRegionServers().size();
+      return (int)
+          admin.getClusterMetrics(EnumSet.of(ClusterMetrics.Option.LIVE_SERVERS))
+              .getLiveServerMetrics()
+              .values()
+              .stream()
+              .filter(m -> m.getLastReportTimestamp() > 0)
+              .count();
     } catch (IOException | RuntimeException e) {
       return 0;
     }
