@@ -182,7 +182,10 @@ async fn read_experiments_against_a_peer_named_by_address() -> Result<()> {
         .flatten()
         .filter_map(|r| r[0].as_str().map(String::from))
         .collect();
-    let ours: Vec<&String> = labels.iter().filter(|l| l.starts_with("ferrobase ")).collect();
+    let ours: Vec<&String> = labels
+        .iter()
+        .filter(|l| l.starts_with("ferrobase "))
+        .collect();
     let theirs: Vec<&String> = labels.iter().filter(|l| l.starts_with("HBase ")).collect();
     assert_eq!((ours.len(), theirs.len()), (30, 25), "{labels:?}");
     assert!(theirs.iter().all(|l| !l.contains("PREFIX_TREE")));
@@ -197,7 +200,9 @@ async fn read_experiments_against_a_peer_named_by_address() -> Result<()> {
         .filter(|w| w.contains("Apache HBase here"))
         .collect();
     assert_eq!(
-        here.iter().filter(|w| w.contains("mean over the 25 points")).count(),
+        here.iter()
+            .filter(|w| w.contains("mean over the 25 points"))
+            .count(),
         3,
         "{here:?}"
     );

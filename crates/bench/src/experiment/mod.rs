@@ -393,11 +393,12 @@ pub async fn run(name: &str, ctx: &Ctx) -> Result<Report> {
 pub fn merge_peer(ours: &mut Report, theirs: Report, describe: &str) {
     // The write studies' HBase figures are from 2013; the read studies'
     // from other years.
-    let published = if ["random-read", "block-size", "compression-encoding"].contains(&ours.name.as_str()) {
-        "published figure"
-    } else {
-        "published 2013 figure"
-    };
+    let published =
+        if ["random-read", "block-size", "compression-encoding"].contains(&ours.name.as_str()) {
+            "published figure"
+        } else {
+            "published 2013 figure"
+        };
     for s in &mut ours.hbase {
         s.name = format!("{}, {published}", s.name);
     }

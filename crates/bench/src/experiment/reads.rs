@@ -419,7 +419,8 @@ pub async fn compression_encoding(ctx: &Ctx) -> Result<Report> {
                     get_rates.push(g.ops_per_s);
                     scan_rates.push(s.ops_per_s);
                     if let Some(b) = bytes {
-                        rep.peer_figures.push((format!("{label} MB on disk"), b / 1e6));
+                        rep.peer_figures
+                            .push((format!("{label} MB on disk"), b / 1e6));
                     }
                 }
                 let shown = if enc == "PREFIX_TREE" {
@@ -483,4 +484,30 @@ pub async fn compression_encoding(ctx: &Ctx) -> Result<Report> {
     }
     rep.notes.push(format!("ycsb rows (10 × 100 B of text), {n} a table, loaded (4 threads, SKIP_WAL), flushed and major-compacted; then {gets} uniform gets and {scans} 50-row scans, 32 client tasks. {RESOURCE_NOTE}. HBase (study): ratio ~0.7 for snappy, prefix_tree or both, snappy +38 % CPU on random reads"));
     Ok(rep)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn store_file_sizes_are_read_from_local_paths_only() -> std::io::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let a = dir.path().join("a");
+        let b = dir.path().join("b");
+        std::fs::write(&a, [0u8; 100])?;
+        std::fs::write(&b, [0u8; 23])?;
+        let (a, b) = (a.display().to_string(), b.display().to_string());
+        // HBase names its files `file:/...`; `file:///...` and plain paths
+        // are the same files.
+        let names = [format!("file:{a}"), format!("file://{b}")];
+        assert_eq!(local_file_bytes(&names), Some(123));
+        assert_eq!(local_file_bytes(std::slice::from_ref(&a)), Some(100));
+        assert_eq!(local_file_bytes(&[]), Some(0));
+        // Files elsewhere, or gone, are not guessed at.
+        assert_eq!(local_file_bytes(&[format!("hdfs://nn:8020{a}")]), None);
+        assert_eq!(local_file_bytes(&[format!("{a}.gone")]), None);
+        assert_eq!(local_file_bytes(&["relative/path".to_string()]), None);
+        Ok(())
+    }
 }

@@ -316,3 +316,25 @@ async fn spread(conn: &ferrobase_client::Connection, table: &str) -> Result<Spre
         .count();
     Ok(Spread { per_server, used })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regions_are_counted_per_hbase_server() {
+        let s = hbase_spread(
+            [
+                "127.0.0.1:3",
+                "127.0.0.1:1",
+                "127.0.0.1:3",
+                "127.0.0.1:1",
+                "127.0.0.1:3",
+            ]
+            .into_iter(),
+        );
+        assert_eq!(s.per_server, ["2/–", "3/–"]);
+        assert_eq!(s.used, 2);
+        assert_eq!(hbase_spread(std::iter::empty()).used, 0);
+    }
+}
