@@ -11,6 +11,22 @@ use crate::{BenchError, Result};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
+/// How many times [`HBasePeer::start_with`] tries ports.
+const START_ATTEMPTS: usize = 3;
+
+/// Why one start failed.
+enum Started {
+    /// HBase could not bind a port picked for it.
+    PortTaken,
+    Failed(BenchError),
+}
+
+impl From<BenchError> for Started {
+    fn from(e: BenchError) -> Started {
+        Started::Failed(e)
+    }
+}
+
 /// A running peer; stopped (SIGTERM, then SIGKILL after 90 s) on drop.
 pub struct HBasePeer {
     script: PathBuf,
@@ -64,7 +80,37 @@ impl HBasePeer {
     /// [`start`](Self::start) with `regionservers` region servers in the
     /// JVM (`HBASE_PEER_REGIONSERVERS`); it returns once the master counts
     /// them all. The first serves at [`addr`](Self::addr).
+    ///
+    /// The ports are free when picked but bound by the JVM seconds later,
+    /// in which time another process (any outgoing connection's ephemeral
+    /// port) may take one: a start that failed on a port in use is tried
+    /// again on new ports, up to [`START_ATTEMPTS`] times.
     pub async fn start_with(heap: &str, set: &[String], regionservers: usize) -> Result<HBasePeer> {
+        let mut attempt = 1;
+        loop {
+            match HBasePeer::start_once(heap, set, regionservers).await {
+                Err(Started::PortTaken) if attempt < START_ATTEMPTS => {
+                    eprintln!(
+                        "a port of the HBase peer was taken before it bound it; again on new ports"
+                    );
+                    attempt += 1;
+                }
+                Err(Started::PortTaken) => {
+                    return Err(BenchError::CannotRun(format!(
+                        "scripts/hbase-peer.sh start failed {START_ATTEMPTS} times on a port taken before HBase bound it"
+                    )));
+                }
+                Err(Started::Failed(e)) => return Err(e),
+                Ok(peer) => return Ok(peer),
+            }
+        }
+    }
+
+    async fn start_once(
+        heap: &str,
+        set: &[String],
+        regionservers: usize,
+    ) -> std::result::Result<HBasePeer, Started> {
         let script = script()?;
         let dir = tempfile::Builder::new()
             .prefix("ferrobase-bench-hbase-")
@@ -110,9 +156,13 @@ impl HBasePeer {
             .map_err(|e| BenchError::Server(format!("starting the HBase peer: {e}")))?
             .map_err(BenchError::io("running scripts/hbase-peer.sh"))?;
         if !status.success() {
-            return Err(BenchError::CannotRun(format!(
+            let log = std::fs::read_to_string(peer.dir.path().join("peer.log")).unwrap_or_default();
+            if log.contains("Address already in use") {
+                return Err(Started::PortTaken);
+            }
+            return Err(Started::Failed(BenchError::CannotRun(format!(
                 "scripts/hbase-peer.sh start failed ({status}); it needs Java 17 and Maven (scripts/java-deps.sh peer)"
-            )));
+            ))));
         }
         Ok(peer)
     }
