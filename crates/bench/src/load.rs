@@ -476,13 +476,9 @@ impl LoadReport {
         s += &format!("  flush        {}\n", self.flush_latency.line());
         match (&self.stalls_before, &self.stalls_after) {
             (Some(b), Some(a)) => {
-                s += &format!(
-                    "  server       before: {}\n               after:  {}\n",
-                    stall_line(b),
-                    stall_line(a)
-                );
+                s += &format!("  server       this run: {}\n", a.since(b).line());
             }
-            _ => s += "  server       stall counters not available from a remote server\n",
+            _ => s += "  server       no server counters (an HBase target reports none)\n",
         }
         s += &format!("  errors       {}", self.error_count);
         for (k, v) in &self.errors {
@@ -491,19 +487,4 @@ impl LoadReport {
         s += "\n";
         s
     }
-}
-
-/// One line of stall counters.
-pub fn stall_line(s: &Stalls) -> String {
-    format!(
-        "blocked writes {}, blocked {} ms, too busy {}, delayed flushes {}, forced flushes (global {}, wal {}), flushes {}, compactions {}",
-        s.blocked_writes,
-        s.blocked_ms,
-        s.too_busy,
-        s.delayed_flushes,
-        s.forced_flushes_global,
-        s.forced_flushes_wal,
-        s.flushes,
-        s.compactions
-    )
 }

@@ -17,8 +17,11 @@ use ferrobase_server::Standalone;
 use ferrobase_types::Settings;
 use serde::Serialize;
 
-/// The server-side stall counters (docs/architecture.md, design rule 4), a
-/// snapshot.
+/// The server-side counters that say why a run got its number: the stall
+/// counters (docs/architecture.md, design rule 4), flushes, compactions and
+/// block cache hits and misses; a snapshot, summed over every region
+/// server. A remote cluster reports them in its cluster status, the same
+/// numbers `/metrics` shows, over the run's own authenticated connection.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Stalls {
     pub blocked_writes: u64,
@@ -29,6 +32,8 @@ pub struct Stalls {
     pub forced_flushes_wal: u64,
     pub flushes: u64,
     pub compactions: u64,
+    pub cache_hits: u64,
+    pub cache_misses: u64,
 }
 
 impl Stalls {
@@ -47,7 +52,39 @@ impl Stalls {
                 .saturating_sub(before.forced_flushes_wal),
             flushes: self.flushes.saturating_sub(before.flushes),
             compactions: self.compactions.saturating_sub(before.compactions),
+            cache_hits: self.cache_hits.saturating_sub(before.cache_hits),
+            cache_misses: self.cache_misses.saturating_sub(before.cache_misses),
         }
+    }
+
+    /// The block cache hit ratio of these counts; `None` without lookups.
+    pub fn hit_ratio(&self) -> Option<f64> {
+        let lookups = self.cache_hits + self.cache_misses;
+        (lookups > 0).then(|| self.cache_hits as f64 / lookups as f64)
+    }
+
+    /// One line: what the server did (of a delta, during a run).
+    pub fn line(&self) -> String {
+        let cache = match self.hit_ratio() {
+            Some(r) => format!(
+                "block cache hit ratio {:.1} % ({} hits, {} misses)",
+                r * 100.0,
+                self.cache_hits,
+                self.cache_misses
+            ),
+            None => "no block cache lookups".to_string(),
+        };
+        format!(
+            "flushes {}, compactions {}, blocked writes {} ({} ms), too busy {}, delayed flushes {}, forced flushes (global {}, wal {}), {cache}",
+            self.flushes,
+            self.compactions,
+            self.blocked_writes,
+            self.blocked_ms,
+            self.too_busy,
+            self.delayed_flushes,
+            self.forced_flushes_global,
+            self.forced_flushes_wal,
+        )
     }
 }
 
@@ -215,6 +252,10 @@ impl Target {
             let conn = self.connect(1).ok()?;
             let status = conn.admin().cluster_status().await.ok()?;
             let mut sum = Stalls::default();
+            for c in status.servers.iter().filter_map(|s| s.block_cache.as_ref()) {
+                sum.cache_hits += c.hits;
+                sum.cache_misses += c.misses;
+            }
             for s in status.servers.iter().filter_map(|s| s.stalls.as_ref()) {
                 sum.blocked_writes += s.blocked_writes;
                 sum.blocked_ms += s.blocked_ms;
@@ -237,6 +278,8 @@ impl Target {
             forced_flushes_wal: s.stalls.forced_flushes_wal,
             flushes: s.flushes,
             compactions: s.compactions,
+            cache_hits: s.cache.hits,
+            cache_misses: s.cache.misses,
         })
     }
 

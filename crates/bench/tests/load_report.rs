@@ -45,6 +45,7 @@ async fn load_counts_rows_cells_rpcs_and_stalls() -> Result<()> {
     assert_eq!(value.map(|v| v.as_ref()), first.cell(0).map(|c| c.1));
     let text = report.text();
     assert!(text.contains("rows/s") && text.contains("p99.9"), "{text}");
+    assert!(text.contains("server       this run: flushes "), "{text}");
     let json = serde_json::to_value(&report)?;
     assert_eq!(json["rows"], 3_000);
     assert!(json["flush_latency"]["p999_us"].is_u64());

@@ -1,5 +1,7 @@
 //! `ycsb load` then `ycsb run` (workloads A and E) against one server:
-//! YCSB's summary lines with the right counts.
+//! YCSB's summary lines with the right counts, and the `[SERVER]` section
+//! of what the remote server did meanwhile (its flushes during the load,
+//! its block cache lookups during the reads).
 
 use anyhow::Result;
 use ferrobase_bench::ycsb::{Phase, YcsbOptions, run};
@@ -27,7 +29,13 @@ fn opts(phase: Phase, workload: &str, server: &str) -> YcsbOptions {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ycsb_load_then_run() -> Result<()> {
     let dir = tempfile::tempdir()?;
-    let server = Standalone::start(dir.path(), Settings::default(), "127.0.0.1:0".parse()?).await?;
+    // Small memstores: the load flushes, and the reads then go through
+    // store files and the block cache.
+    let settings = Settings {
+        memstore_flush_size: 16 << 10,
+        ..Settings::default()
+    };
+    let server = Standalone::start(dir.path(), settings, "127.0.0.1:0".parse()?).await?;
     let addr = server.addr().to_string();
     let result = async {
         let load = run(&opts(Phase::Load, "a", &addr)).await?;
@@ -50,7 +58,35 @@ async fn ycsb_load_then_run() -> Result<()> {
             load.summary
         );
 
+        let server_count = |text: &str, what: &str| -> u64 {
+            text.lines()
+                .find_map(|l| l.strip_prefix(&format!("[SERVER], {what}, ")))
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("no [SERVER], {what} in {text}"))
+        };
+        assert!(
+            server_count(&load.summary, "Flushes") >= 1,
+            "{}",
+            load.summary
+        );
+        assert_eq!(
+            load.json.server.map(|s| s.flushes),
+            Some(server_count(&load.summary, "Flushes"))
+        );
+
         let a = run(&opts(Phase::Run, "a", &addr)).await?;
+        let lookups = server_count(&a.summary, "BlockCacheHits")
+            + server_count(&a.summary, "BlockCacheMisses");
+        assert!(
+            lookups > 0,
+            "reads of flushed rows use the block cache: {}",
+            a.summary
+        );
+        assert!(
+            a.summary.contains("[SERVER], BlockCacheHitRatio(%), "),
+            "{}",
+            a.summary
+        );
         assert_eq!(a.errors, 0, "{}", a.summary);
         let count = |text: &str, op: &str| -> u64 {
             text.lines()

@@ -126,6 +126,43 @@ fn channel(address: &str, tls: Option<&ferrobase_tls::ClientTls>) -> Result<Chan
     Ok(ferrobase_tls::grpc::channel(endpoint, tls))
 }
 
+/// What every request of a connection carries: the claimed user
+/// (`hbase.client.user`), and the first HBase token (`HBASE_AUTH_TOKEN`)
+/// in the token files (`hadoop.token.files`, else
+/// `HADOOP_TOKEN_FILE_LOCATION`), which a secure server takes as proof
+/// and a simple one ignores. As Hadoop does, a token file that does not
+/// exist is skipped; one that cannot be read or decoded is an error
+/// naming it.
+fn credentials(settings: &Settings) -> Result<ferrobase_proto::UserHeader> {
+    let header = ferrobase_proto::UserHeader::new(&settings.claimed_user());
+    for path in settings.token_file_paths() {
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                tracing::info!(file = %path.display(), "token file does not exist; skipped");
+                continue;
+            }
+            Err(e) => {
+                return Err(ClientError::Invalid(format!(
+                    "cannot read token file {} (hadoop.token.files, HADOOP_TOKEN_FILE_LOCATION): {e}",
+                    path.display()
+                )));
+            }
+        };
+        let tokens = ferrobase_hbase_wire::token::decode_storage(&bytes).map_err(|e| {
+            ClientError::Invalid(format!(
+                "token file {} is not a Hadoop token file: {e}",
+                path.display()
+            ))
+        })?;
+        let kind = ferrobase_hbase_wire::token::TOKEN_KIND;
+        if let Some(t) = tokens.iter().find(|t| t.kind == kind) {
+            return Ok(header.with_token(&t.identifier, &t.password));
+        }
+    }
+    Ok(header)
+}
+
 impl Connection {
     /// Connects to the master at `address` (`host:port`, or several
     /// masters comma separated); channels are opened lazily, so this fails
@@ -134,7 +171,7 @@ impl Connection {
     pub fn connect(address: &str, settings: Settings) -> Result<Connection> {
         let tls = ferrobase_tls::ClientTls::from_settings(&settings)
             .map_err(|e| ClientError::Invalid(e.to_string()))?;
-        let user = ferrobase_proto::UserHeader::new(&settings.claimed_user());
+        let user = credentials(&settings)?;
         let masters = address
             .split(',')
             .map(str::trim)

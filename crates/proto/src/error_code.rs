@@ -68,6 +68,7 @@ codes! {
     SnapshotNotFound => "SNAPSHOT_NOT_FOUND", NotFound, false;
     SnapshotExists => "SNAPSHOT_EXISTS", AlreadyExists, false;
     AccessDenied => "ACCESS_DENIED", PermissionDenied, false;
+    Unauthenticated => "UNAUTHENTICATED", Unauthenticated, false;
 }
 
 impl std::fmt::Display for ErrorCode {

@@ -29,28 +29,104 @@ pub const FILTER_DONE_KEY: &str = "x-ferrobase-filter-done";
 /// certificate wins over it.
 pub const USER_KEY: &str = "x-ferrobase-user";
 
+/// Request metadata entry carrying an HBase authentication token (the
+/// proof `hbase.security.authentication=kerberos/token` asks for):
+/// `hex(identifier) ":" hex(password)`, the same identifier and password a
+/// Java client proves over SASL DIGEST-MD5. The password travels as is, as
+/// a bearer credential: send it over TLS.
+pub const TOKEN_KEY: &str = "x-ferrobase-token";
+
 /// A gRPC interceptor adding [`USER_KEY`] to every request: the user a
-/// client claims under simple authentication. A name that cannot travel
-/// as ASCII metadata is not sent (the caller is then anonymous).
+/// client claims under simple authentication, and with
+/// [`with_token`](Self::with_token) a token ([`TOKEN_KEY`]). A name that
+/// cannot travel as ASCII metadata is not sent (the caller is then
+/// anonymous).
 #[derive(Clone, Debug, Default)]
-pub struct UserHeader(Option<tonic::metadata::AsciiMetadataValue>);
+pub struct UserHeader {
+    user: Option<tonic::metadata::AsciiMetadataValue>,
+    token: Option<tonic::metadata::AsciiMetadataValue>,
+}
 
 impl UserHeader {
     /// Claims `user`; empty claims nothing.
     pub fn new(user: &str) -> UserHeader {
-        UserHeader(
-            Some(user.trim())
+        UserHeader {
+            user: Some(user.trim())
                 .filter(|u| !u.is_empty())
                 .and_then(|u| u.parse().ok()),
-        )
+            token: None,
+        }
+    }
+
+    /// Also presents the token of `identifier` and `password`.
+    pub fn with_token(mut self, identifier: &[u8], password: &[u8]) -> UserHeader {
+        self.token = format!("{}:{}", hex(identifier), hex(password))
+            .parse()
+            .ok();
+        self
+    }
+
+    /// True when a token is presented.
+    pub fn has_token(&self) -> bool {
+        self.token.is_some()
     }
 }
 
 impl tonic::service::Interceptor for UserHeader {
     fn call(&mut self, mut req: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
-        if let Some(v) = &self.0 {
+        if let Some(v) = &self.user {
             req.metadata_mut().insert(USER_KEY, v.clone());
         }
+        if let Some(v) = &self.token {
+            req.metadata_mut().insert(TOKEN_KEY, v.clone());
+        }
         Ok(req)
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| {
+            text.get(i..i + 2)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+        })
+        .collect()
+}
+
+/// The `(identifier, password)` of a [`TOKEN_KEY`] value; `None` when it
+/// is not `hex ":" hex`.
+pub fn parse_token_header(value: &str) -> Option<(Vec<u8>, Vec<u8>)> {
+    let (id, password) = value.split_once(':')?;
+    Some((unhex(id)?, unhex(password)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tonic::service::Interceptor;
+
+    #[test]
+    fn a_token_header_round_trips_and_garbage_is_refused() {
+        let mut h = UserHeader::new("alice").with_token(&[0, 1, 0xfe], b"pw");
+        assert!(h.has_token());
+        let req = h.call(tonic::Request::new(())).unwrap();
+        let v = req.metadata().get(TOKEN_KEY).unwrap().to_str().unwrap();
+        assert_eq!(v, "0001fe:7077");
+        assert_eq!(
+            parse_token_header(v),
+            Some((vec![0, 1, 0xfe], b"pw".to_vec()))
+        );
+        assert_eq!(req.metadata().get(USER_KEY).unwrap(), "alice");
+        for bad in ["", "00", "0:00", "zz:00", "00:0g", "é0:00"] {
+            assert_eq!(parse_token_header(bad), None, "{bad}");
+        }
     }
 }

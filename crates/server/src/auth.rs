@@ -184,6 +184,11 @@ impl TokenKey {
     pub fn password(&self, identifier: &[u8]) -> Vec<u8> {
         hmac::sign(&self.key, identifier).as_ref().to_vec()
     }
+
+    /// True when `password` is `identifier`'s, compared in constant time.
+    pub fn verify(&self, identifier: &[u8], password: &[u8]) -> bool {
+        hmac::verify(&self.key, identifier, password).is_ok()
+    }
 }
 
 /// Milliseconds since the epoch.
@@ -278,6 +283,23 @@ impl TokenAuthority {
         }
     }
 
+    /// The user of the token `identifier` and `password` (a bearer
+    /// token, as gRPC callers present it), or why it is refused.
+    pub fn verify(
+        &self,
+        identifier: &[u8],
+        password: &[u8],
+        now_ms: i64,
+    ) -> std::result::Result<String, String> {
+        let (user, _) = self.check(identifier, now_ms)?;
+        if !self.key.verify(identifier, password) {
+            return Err(
+                "its password does not match its identifier (a forged or altered token)".into(),
+            );
+        }
+        Ok(user)
+    }
+
     /// The user and password of the token whose identifier a client
     /// presents, or why it is refused (HBase's `InvalidToken` messages:
     /// "Token has expired", "Unknown master key for token (id=N)").
@@ -308,6 +330,44 @@ impl TokenAuthority {
             return Err("the token names no user".into());
         }
         Ok((user, self.key.password(identifier)))
+    }
+}
+
+/// What this process shows other servers when it calls them (the master's
+/// calls to region servers): the user it runs as, and in secure mode a
+/// token for that user minted from the root's key, renewed at half its
+/// lifetime.
+#[derive(Clone, Debug)]
+pub struct Credentials {
+    user: String,
+    tokens: Option<Arc<TokenAuthority>>,
+}
+
+impl Credentials {
+    /// `user`, proved by tokens of `tokens` when there is one.
+    pub fn new(user: String, tokens: Option<Arc<TokenAuthority>>) -> Credentials {
+        Credentials { user, tokens }
+    }
+
+    /// The gRPC metadata of a call made now.
+    pub fn header(&self) -> ferrobase_proto::UserHeader {
+        let header = ferrobase_proto::UserHeader::new(&self.user);
+        match &self.tokens {
+            Some(t) => {
+                let token = t.mint(&self.user, now_ms());
+                header.with_token(&token.identifier, &token.password)
+            }
+            None => header,
+        }
+    }
+
+    /// How long a [`header`](Self::header) may be used: half the token
+    /// lifetime (forever without tokens).
+    pub fn renew_after(&self) -> std::time::Duration {
+        match &self.tokens {
+            Some(t) => std::time::Duration::from_millis((t.lifetime_ms / 2).max(1) as u64),
+            None => std::time::Duration::MAX,
+        }
     }
 }
 

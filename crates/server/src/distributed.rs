@@ -34,6 +34,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tonic::service::interceptor::InterceptedService;
 
 /// How often the active master re-reads registrations and reconciles.
 pub const RECONCILE_INTERVAL: Duration = Duration::from_millis(250);
@@ -171,25 +172,24 @@ pub async fn run_region_server(
     })
     .await?;
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let hbase = hbase_rpc(&cfg, addr, start_ms, None, Some(rs.clone()))?;
     let serve = tokio::spawn(
         tonic::transport::Server::builder()
             .tcp_nodelay(true)
-            .add_service(
+            .add_service(InterceptedService::new(
                 RegionServerServer::new(RegionService(rs.clone()))
                     .max_decoding_message_size(MAX_MESSAGE_BYTES)
                     .max_encoding_message_size(MAX_MESSAGE_BYTES),
-            )
-            .add_service(
+                hbase.grpc_authentication(),
+            ))
+            .add_service(InterceptedService::new(
                 RegionAdminServer::new(RegionAdminService(rs.clone()))
                     .max_decoding_message_size(MAX_MESSAGE_BYTES)
                     .max_encoding_message_size(MAX_MESSAGE_BYTES),
-            )
+                hbase.grpc_authentication(),
+            ))
             .serve_with_incoming_shutdown(
-                crate::hbase_rpc::split_incoming(
-                    listener,
-                    hbase_rpc(&cfg, addr, start_ms, None, Some(rs.clone()))?,
-                    tls,
-                ),
+                crate::hbase_rpc::split_incoming(listener, hbase, tls),
                 async {
                     let _ = rx.await;
                 },
@@ -281,7 +281,7 @@ pub async fn run_master(
         client.clone(),
         tokio::runtime::Handle::current(),
         client_tls,
-        cfg.settings.claimed_user(),
+        crate::auth::Credentials::new(cfg.settings.claimed_user(), tokens(&cfg)?),
     ));
     coordination.refresh().await?;
     let root = cfg.root.clone();
@@ -305,11 +305,12 @@ pub async fn run_master(
     let serve = tokio::spawn(
         tonic::transport::Server::builder()
             .tcp_nodelay(true)
-            .add_service(
+            .add_service(InterceptedService::new(
                 MasterServer::new(MasterService(master.clone()))
                     .max_decoding_message_size(MAX_MESSAGE_BYTES)
                     .max_encoding_message_size(MAX_MESSAGE_BYTES),
-            )
+                hbase.grpc_authentication(),
+            ))
             .serve_with_incoming_shutdown(
                 crate::hbase_rpc::split_incoming(listener, hbase.clone(), tls),
                 async {
@@ -370,16 +371,7 @@ fn hbase_rpc(
 ) -> Result<Arc<crate::hbase_rpc::HBaseRpc>> {
     let cluster_id = crate::hbase_rpc::cluster_id_for_root(&cfg.root.url());
     let authentication = crate::auth::Authentication::mode(&cfg.settings)?;
-    // Every process reads (or first creates) the root's one token key, so
-    // a token minted anywhere is accepted everywhere. A small read, once.
-    let tokens = match authentication.is_secure() {
-        true => Some(crate::auth::TokenAuthority::open(
-            &*cfg.root,
-            &cluster_id,
-            &cfg.settings,
-        )?),
-        false => None,
-    };
+    let tokens = tokens(cfg)?;
     let server = ferrobase_hbase_wire::names::ServerName::new(
         &addr.ip().to_string(),
         addr.port(),
@@ -389,6 +381,17 @@ fn hbase_rpc(
         crate::hbase_rpc::HBaseRpc::new(cluster_id, server, master, rs)
             .with_authentication(authentication, tokens),
     ))
+}
+
+/// The root's token authority in secure mode (`None` in simple mode).
+/// Every process reads (or first creates) the root's one token key, so a
+/// token minted anywhere is accepted everywhere. A small read.
+fn tokens(cfg: &ClusterConfig) -> Result<Option<Arc<crate::auth::TokenAuthority>>> {
+    if !crate::auth::Authentication::mode(&cfg.settings)?.is_secure() {
+        return Ok(None);
+    }
+    let cluster_id = crate::hbase_rpc::cluster_id_for_root(&cfg.root.url());
+    crate::auth::TokenAuthority::open(&*cfg.root, &cluster_id, &cfg.settings).map(Some)
 }
 
 fn lost() -> ServerError {
@@ -430,8 +433,10 @@ async fn chores(master: Arc<Master>, coordination: Arc<EtcdCoordination>, settin
             last_split_check = Instant::now();
             let m = master.clone();
             let max = settings.max_filesize;
+            let load_split = settings.load_split_threshold;
             let _ = tokio::task::spawn_blocking(move || {
                 m.split_oversized(max);
+                m.split_hot(load_split);
                 m.janitor_chore();
             })
             .await;

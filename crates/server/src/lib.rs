@@ -23,6 +23,7 @@ pub mod crash_point;
 pub mod distributed;
 pub mod error;
 pub mod etcd;
+pub mod grpc_auth;
 pub mod handler_pool;
 pub mod hbase_rpc;
 pub mod info_server;

@@ -58,6 +58,9 @@ pub struct Master {
     /// Region splits and merges published, and directories the janitor
     /// retired, since this master started.
     pub(crate) region_changes: [std::sync::atomic::AtomicU64; 3],
+    /// Load-based splits: each region's request count at the start of its
+    /// current measuring window (`region_ops::split_hot`).
+    pub(crate) load_windows: Mutex<HashMap<u64, (std::time::Instant, u64)>>,
     stopping: std::sync::atomic::AtomicBool,
     /// The permissions the services check ([`crate::acl`]).
     access: parking_lot::RwLock<Arc<crate::acl::AccessChecker>>,
@@ -98,6 +101,7 @@ impl Master {
             dead: Mutex::new(Vec::new()),
             crashes: Default::default(),
             region_changes: Default::default(),
+            load_windows: Mutex::new(HashMap::new()),
             stopping: std::sync::atomic::AtomicBool::new(false),
             access: parking_lot::RwLock::new(crate::acl::AccessChecker::disabled()),
         };

@@ -193,6 +193,10 @@ impl RegionServer {
                     memstore_bytes: s.memstore_bytes,
                     store_files: s.store_files,
                     store_file_bytes: s.store_file_bytes,
+                    load_split_point: match self.engine.settings().load_split_threshold {
+                        0 => None,
+                        _ => r.load_split_point().map(Into::into),
+                    },
                 }
             })
             .collect();

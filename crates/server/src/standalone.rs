@@ -20,6 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
+use tonic::service::interceptor::InterceptedService;
 
 /// Largest gRPC message accepted (a write-buffer flush, a cell of
 /// `hbase.client.keyvalue.maxsize`).
@@ -65,6 +66,7 @@ impl Standalone {
             .local_addr()
             .map_err(|e| ServerError::new(ErrorCode::Io, e.to_string()))?;
         let max_filesize = settings.max_filesize;
+        let load_split = settings.load_split_threshold;
         let tls = crate::tls::rpc(&settings)?;
         let authentication = crate::auth::Authentication::mode(&settings)?;
         let (region_server, master, tokens) = tokio::task::spawn_blocking(move || {
@@ -94,6 +96,8 @@ impl Standalone {
         let start_code = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
+        // gRPC callers prove who they are by the same rules (grpc_auth).
+        let grpc_auth = crate::grpc_auth::GrpcAuthentication::new(authentication, tokens.clone());
         let hbase = Arc::new(
             crate::hbase_rpc::HBaseRpc::new(
                 // One standalone server is one cluster.
@@ -119,8 +123,8 @@ impl Standalone {
         let serve = tokio::spawn(
             tonic::transport::Server::builder()
                 .tcp_nodelay(true)
-                .add_service(master_svc)
-                .add_service(region_svc)
+                .add_service(InterceptedService::new(master_svc, grpc_auth.clone()))
+                .add_service(InterceptedService::new(region_svc, grpc_auth))
                 .serve_with_incoming_shutdown(incoming, async {
                     let _ = rx.await;
                 }),
@@ -149,6 +153,7 @@ impl Standalone {
                 };
                 let _ = tokio::task::spawn_blocking(move || {
                     m.split_oversized(max_filesize);
+                    m.split_hot(load_split);
                     m.janitor_chore();
                 })
                 .await;

@@ -132,6 +132,7 @@ async fn transcripts() -> Result<()> {
             "timestamp=NOW",
         ),
         (Regex::new(r"127\.0\.0\.1:\d+")?, "ADDR"),
+        (Regex::new(r"127\.0\.0\.1,\d+,0")?, "HOST,PORT,STARTCODE"),
         (
             Regex::new(r"\(20\d\d-\d\d-\d\d \d\d:\d\d:\d\d \+0000\)")?,
             "(CREATION TIME)",

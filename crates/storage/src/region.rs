@@ -18,6 +18,7 @@
 mod bulk_load;
 mod compact;
 mod flush;
+pub mod hot_keys;
 pub mod info;
 pub mod manifest;
 pub mod mvcc;
@@ -116,6 +117,8 @@ pub struct Region {
     closed: AtomicBool,
     read_requests: AtomicU64,
     write_requests: AtomicU64,
+    /// A sample of the rows requests name, for load-based splits.
+    hot_keys: hot_keys::HotKeys,
     /// Its handle on the row cache (`None`: off, or no ROW_CACHE family).
     row_cache: Option<RegionRowCache>,
     /// Nonces of the edits replayed from the WAL at open, until taken.
@@ -224,6 +227,7 @@ impl Region {
             row_cache: RegionRowCache::open(shared.row_cache(), &table.families),
             replayed_nonces: Mutex::new(nonces),
             write_requests: AtomicU64::new(0),
+            hot_keys: hot_keys::HotKeys::default(),
             info,
             table: table.clone(),
         });
@@ -318,6 +322,12 @@ impl Region {
             self.compacting[0].load(Ordering::Acquire) > 0,
             self.compacting[1].load(Ordering::Acquire) > 0,
         )
+    }
+
+    /// The row that halves this region's recent requests (a load-based
+    /// split's point, `hot_keys`), when the sample has one.
+    pub fn load_split_point(&self) -> Option<Vec<u8>> {
+        self.hot_keys.split_point(&self.info.start_key)
     }
 
     /// Request and size counters.

@@ -301,6 +301,8 @@ settings! {
         "Largest cell accepted, in bytes (0: no limit).";
     max_filesize: u64 = 10_737_418_240, "hbase.hregion.max.filesize",
         "A region splits when a store's files pass this size.";
+    load_split_threshold: u64 = 0, "ferrobase.split.load.threshold",
+        "Load-based splits (Bigtable's): a region serving more than this many requests (rows read or written) per second over 10 s splits at the row that halves its requests; 0, the default, turns them off.";
     handler_count: usize = 30, "hbase.regionserver.handler.count",
         "RPC handler threads of a region server.";
     client_write_buffer: u64 = 2_097_152, "hbase.client.write.buffer",
@@ -380,7 +382,7 @@ settings! {
     security_authorization: bool = false, "hbase.security.authorization",
         "Enforce permissions (HBase's AccessController: grant/revoke, READ WRITE EXEC CREATE ADMIN at global, namespace, table, family and qualifier scope); false lets every caller do everything.";
     security_authentication: String = "simple", "hbase.security.authentication",
-        "How servers learn who a caller is: simple (the client's claimed user name is trusted; a TLS client certificate's CN wins over it), or kerberos/token (HBase RPC callers must prove who they are: a token over SASL DIGEST-MD5 or a TLS client certificate; GSSAPI itself is not built).";
+        "How servers learn who a caller is: simple (the client's claimed user name is trusted; a TLS client certificate's CN wins over it), or kerberos/token (callers must prove who they are: a TLS client certificate, or a token, over SASL DIGEST-MD5 on HBase RPC and as a bearer credential on gRPC; GSSAPI itself is not built).";
     ipc_fallback_to_simple: bool = false, "hbase.ipc.server.fallback-to-simple-auth-allowed",
         "With hbase.security.authentication=kerberos/token, still accept SIMPLE HBase RPC connections (the claimed user name) from clients without a token or certificate.";
     auth_token_max_lifetime_ms: u64 = 604_800_000, "hbase.auth.token.max.lifetime",
@@ -389,6 +391,8 @@ settings! {
         "Comma-separated users with every permission everywhere; the user who started the server is always one.";
     client_user: String = "", "hbase.client.user",
         "The user name a client claims under simple authentication (Rust client, shell, bench, Thrift gateway, master to region servers); empty: the OS user running it.";
+    token_files: String = "", "hadoop.token.files",
+        "Hadoop token files (comma separated) a client (Rust client, shell, bench, Thrift gateway) takes its HBase token from, as Hadoop's UserGroupInformation does; empty: the HADOOP_TOKEN_FILE_LOCATION environment variable.";
 }
 
 impl Settings {
@@ -441,6 +445,26 @@ impl Settings {
         } else {
             configured.to_string()
         }
+    }
+
+    /// The token files a client reads: `hadoop.token.files`, else the
+    /// `HADOOP_TOKEN_FILE_LOCATION` environment variable (Hadoop's order).
+    pub fn token_file_paths(&self) -> Vec<std::path::PathBuf> {
+        let listed: Vec<std::path::PathBuf> = self
+            .token_files
+            .split(',')
+            .map(str::trim)
+            .filter(|f| !f.is_empty())
+            .map(std::path::PathBuf::from)
+            .collect();
+        if !listed.is_empty() {
+            return listed;
+        }
+        std::env::var_os("HADOOP_TOKEN_FILE_LOCATION")
+            .filter(|v| !v.is_empty())
+            .map(std::path::PathBuf::from)
+            .into_iter()
+            .collect()
     }
 
     /// The memory budget the fractions apply to.

@@ -295,6 +295,8 @@ async fn phase(
         acked: AtomicU64::new(w.record_count.saturating_sub(1)),
         load_end: w.insert_start + insert_count,
     });
+    // The server's counters around the phase: why it got its number.
+    let before = t.stalls().await;
     let mut tasks = Vec::new();
     for k in 0..threads as u64 {
         let s = shared.clone();
@@ -311,10 +313,18 @@ async fn phase(
         });
     }
     let elapsed = drive(&shared, tasks, opts).await?;
+    let after = t.stalls().await;
     let m = shared.m.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let mut text = summary::summary(&m, elapsed);
+    let mut json = JsonSummary::new(&m, elapsed);
+    if let (Some(b), Some(a)) = (before, after) {
+        let delta = a.since(&b);
+        text += &summary::server_section(&delta);
+        json.server = Some(delta);
+    }
     Ok(YcsbOutcome {
-        summary: summary::summary(&m, elapsed),
-        json: JsonSummary::new(&m, elapsed),
+        summary: text,
+        json,
         errors: m.errors(),
     })
 }

@@ -201,6 +201,9 @@ pub struct JsonSummary {
     pub runtime_ms: u64,
     pub throughput_ops_per_s: f64,
     pub operations: BTreeMap<String, serde_json::Value>,
+    /// What the server did during the phase (absent for an HBase target).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<crate::target::Stalls>,
 }
 
 impl JsonSummary {
@@ -224,8 +227,34 @@ impl JsonSummary {
                 m.operations() as f64 * 1000.0 / ms as f64
             },
             operations,
+            server: None,
         }
     }
+}
+
+/// YCSB-style lines of what the server did during a phase (a `[SERVER]`
+/// section, after YCSB's own): flushes, compactions, stalls and the block
+/// cache hit ratio.
+pub fn server_section(d: &crate::target::Stalls) -> String {
+    let mut out = String::new();
+    for (what, v) in [
+        ("Flushes", d.flushes),
+        ("Compactions", d.compactions),
+        ("BlockedWrites", d.blocked_writes),
+        ("BlockedMs", d.blocked_ms),
+        ("TooBusy", d.too_busy),
+        ("DelayedFlushes", d.delayed_flushes),
+        ("ForcedFlushesGlobal", d.forced_flushes_global),
+        ("ForcedFlushesWal", d.forced_flushes_wal),
+        ("BlockCacheHits", d.cache_hits),
+        ("BlockCacheMisses", d.cache_misses),
+    ] {
+        out += &format!("[SERVER], {what}, {v}\n");
+    }
+    if let Some(r) = d.hit_ratio() {
+        out += &format!("[SERVER], BlockCacheHitRatio(%), {}\n", decimal2(r * 100.0));
+    }
+    out
 }
 
 #[cfg(test)]

@@ -12,8 +12,18 @@
 use ferrobase_tls::{ConnectionInfo, PeerIdentity};
 use std::sync::Arc;
 
-/// The user of a gRPC request.
+/// The caller a gRPC request proved, set by the authentication
+/// interceptor (`crate::grpc_auth`) in front of every service.
+#[derive(Clone, Debug)]
+pub struct Caller(pub Arc<str>);
+
+/// The user of a gRPC request: the interceptor's [`Caller`], else (a
+/// service reached without it, as in unit tests) the certificate or the
+/// claimed name.
 pub fn grpc_user<T>(req: &tonic::Request<T>) -> Arc<str> {
+    if let Some(Caller(user)) = req.extensions().get::<Caller>() {
+        return user.clone();
+    }
     let peer = req
         .extensions()
         .get::<ConnectionInfo>()

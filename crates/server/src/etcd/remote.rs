@@ -66,6 +66,8 @@ pub struct RemoteRegionServer {
     record: ServerRecord,
     client: RegionAdminClient<AdminChannel>,
     handle: Handle,
+    /// When the credentials in `client`'s metadata stop being good to use.
+    renew_at: std::time::Instant,
 }
 
 impl RemoteRegionServer {
@@ -74,7 +76,7 @@ impl RemoteRegionServer {
         record: ServerRecord,
         handle: Handle,
         tls: Option<&ferrobase_tls::ClientTls>,
-        user: &str,
+        credentials: &crate::auth::Credentials,
     ) -> Result<RemoteRegionServer> {
         let endpoint = Endpoint::from_shared(format!("http://{}", record.address))
             .map_err(|e| {
@@ -92,11 +94,14 @@ impl RemoteRegionServer {
         Ok(RemoteRegionServer {
             client: RegionAdminClient::with_interceptor(
                 ferrobase_tls::grpc::channel(endpoint, tls),
-                ferrobase_proto::UserHeader::new(user),
+                credentials.header(),
             )
             .max_decoding_message_size(crate::standalone::MAX_MESSAGE_BYTES),
             record,
             handle,
+            renew_at: std::time::Instant::now()
+                .checked_add(credentials.renew_after())
+                .unwrap_or_else(|| std::time::Instant::now() + Duration::from_secs(1 << 40)),
         })
     }
 
@@ -209,8 +214,8 @@ pub struct EtcdCoordination {
     handle: Handle,
     /// TLS to region servers (`hbase.client.netty.tls.enabled`).
     tls: Option<ferrobase_tls::ClientTls>,
-    /// The user the master claims toward region servers.
-    user: String,
+    /// Who the master is toward region servers.
+    credentials: crate::auth::Credentials,
     servers: RwLock<Vec<Arc<RemoteRegionServer>>>,
 }
 
@@ -221,13 +226,13 @@ impl EtcdCoordination {
         client: Client,
         handle: Handle,
         tls: Option<ferrobase_tls::ClientTls>,
-        user: String,
+        credentials: crate::auth::Credentials,
     ) -> EtcdCoordination {
         EtcdCoordination {
             client,
             handle,
             tls,
-            user,
+            credentials,
             servers: RwLock::new(Vec::new()),
         }
     }
@@ -239,13 +244,15 @@ impl EtcdCoordination {
         let old = self.servers.read().clone();
         let mut next = Vec::with_capacity(records.len());
         for r in records {
-            match old.iter().find(|s| s.record == r) {
+            // A handle whose token is past half its life is made anew.
+            let now = std::time::Instant::now();
+            match old.iter().find(|s| s.record == r && s.renew_at > now) {
                 Some(s) => next.push(s.clone()),
                 None => next.push(Arc::new(RemoteRegionServer::new(
                     r,
                     self.handle.clone(),
                     self.tls.as_ref(),
-                    &self.user,
+                    &self.credentials,
                 )?)),
             }
         }

@@ -34,7 +34,7 @@ pub fn class_of(code: ErrorCode) -> ExceptionClass {
         ErrorCode::SnapshotNotFound => ExceptionClass::SnapshotDoesNotExist,
         ErrorCode::SnapshotExists => ExceptionClass::SnapshotExists,
         ErrorCode::Io => ExceptionClass::Io,
-        ErrorCode::AccessDenied => ExceptionClass::AccessDenied,
+        ErrorCode::AccessDenied | ErrorCode::Unauthenticated => ExceptionClass::AccessDenied,
         ErrorCode::CellTooLarge
         | ErrorCode::EmptyRow
         | ErrorCode::InvalidMutation

@@ -162,6 +162,12 @@ impl HBaseRpc {
     }
 
     /// The token authority, where tokens are on.
+    /// The gRPC interceptor proving callers by the same rules, for the
+    /// services sharing this port.
+    pub fn grpc_authentication(&self) -> crate::grpc_auth::GrpcAuthentication {
+        crate::grpc_auth::GrpcAuthentication::new(self.authentication, self.tokens.clone())
+    }
+
     pub fn tokens(&self) -> Option<&Arc<TokenAuthority>> {
         self.tokens.as_ref()
     }

@@ -2,11 +2,16 @@
 //! compact and split requests by table or region name, which it routes to
 //! the servers holding the regions. A split is by reference
 //! (`crate::split`); the parent's files stay until the janitor
-//! (`super::janitor`) finds no daughter reading them.
+//! (`super::janitor`) finds no daughter reading them. Regions split by
+//! size (`split_oversized`) and, when turned on, by load (`split_hot`).
 
 use super::*;
 use crate::crash_point;
 use crate::meta::ParentRegion;
+
+/// How long a region's request rate is measured before a load-based split
+/// decides on it: long enough that a burst does not split a region.
+pub const LOAD_WINDOW: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl Master {
     /// Where the table's regions are online.
@@ -211,6 +216,60 @@ impl Master {
 
     /// Splits every region whose store files pass `max_filesize`
     /// (`hbase.hregion.max.filesize`); returns how many were split.
+    /// Load-based splits (Bigtable's): each region's requests (rows read
+    /// plus rows written) are counted over windows of [`LOAD_WINDOW`]; a
+    /// region that served more than `threshold` per second over its last
+    /// window splits at the row its server sampled as halving its requests
+    /// (`RegionLoad.load_split_point`). A region its server gave no point
+    /// for (too few samples, one hot row) is left alone. Returns how many
+    /// split.
+    pub fn split_hot(&self, threshold: u64) -> usize {
+        if threshold == 0 {
+            return 0;
+        }
+        let load = self.cluster_status();
+        let assigned: Vec<u64> = self.assignments.lock().keys().copied().collect();
+        let now = std::time::Instant::now();
+        let mut hot = Vec::new();
+        {
+            let mut windows = self.load_windows.lock();
+            let live: std::collections::HashSet<u64> = load
+                .servers
+                .iter()
+                .flat_map(|s| &s.regions)
+                .map(|r| r.region_id)
+                .collect();
+            windows.retain(|id, _| live.contains(id));
+            for r in load.servers.iter().flat_map(|s| &s.regions) {
+                let count = r.read_requests + r.write_requests;
+                let (since, base) = *windows.entry(r.region_id).or_insert((now, count));
+                let elapsed = now.duration_since(since);
+                if elapsed < LOAD_WINDOW {
+                    continue;
+                }
+                windows.insert(r.region_id, (now, count));
+                let rate = count.saturating_sub(base) as f64 / elapsed.as_secs_f64();
+                if rate > threshold as f64
+                    && assigned.contains(&r.region_id)
+                    && let Some(point) = &r.load_split_point
+                {
+                    hot.push((r.region_id, r.name.clone(), point.to_vec(), rate));
+                }
+            }
+        }
+        let mut split = 0;
+        for (id, name, point, rate) in hot {
+            match self.split(&id.to_string(), Some(point)) {
+                Ok(()) => {
+                    tracing::info!(region = %name, rate = rate as u64, "load-based split");
+                    split += 1;
+                }
+                Err(e) => tracing::debug!(region = %name, error = %e, "no load-based split"),
+            }
+        }
+        split
+    }
+
     pub fn split_oversized(&self, max_filesize: u64) -> usize {
         let mut split = 0;
         let load = self.cluster_status();

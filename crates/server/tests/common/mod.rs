@@ -15,12 +15,42 @@ pub fn settings() -> Settings {
     }
 }
 
+/// In secure mode (`hbase.security.authentication` other than simple) the
+/// connection presents a token for its user, minted from the server's key
+/// into a token file under `dir`, as `ferrobase token create` does.
 pub async fn start_on(dir: &Path, settings: Settings) -> (Standalone, Connection) {
     let server = Standalone::start(dir, settings.clone(), "127.0.0.1:0".parse().unwrap())
         .await
         .unwrap();
-    let conn = Connection::connect(&server.addr().to_string(), settings).unwrap();
+    let mut client = settings.clone();
+    if !settings
+        .security_authentication
+        .eq_ignore_ascii_case("simple")
+    {
+        let file = token_file(dir, &settings.claimed_user(), &settings);
+        client.token_files = file.display().to_string();
+    }
+    let conn = Connection::connect(&server.addr().to_string(), client).unwrap();
     (server, conn)
+}
+
+/// A Hadoop token file under `dir` holding a token for `user`, minted from
+/// the key of the standalone server on `dir`.
+pub fn token_file(dir: &Path, user: &str, settings: &Settings) -> std::path::PathBuf {
+    let authority = ferrobase_server::auth::TokenAuthority::open(
+        &ferrobase_storage::fs::LocalFs::new(dir),
+        ferrobase_server::hbase_rpc::STANDALONE_CLUSTER_ID,
+        settings,
+    )
+    .unwrap();
+    let token = authority.mint(user, ferrobase_server::auth::now_ms());
+    let path = dir.join(format!("{user}.token"));
+    std::fs::write(
+        &path,
+        ferrobase_hbase_wire::token::encode_storage(&[token.to_stored()]),
+    )
+    .unwrap();
+    path
 }
 
 /// A standalone server on a storage root URL (`s3://…`).

@@ -132,6 +132,15 @@ fn usage(name: &str) -> Option<&'static str> {
         "merge_region" => {
             "Merge two adjacent regions, given by encoded region name (or region id).\nThe merged region reads both regions' files by reference and compacts\nthem into its own.\nExamples:\n\n  hbase> merge_region 'ENCODED_REGIONNAME', 'ENCODED_REGIONNAME'\n  hbase> merge_region '1234', '1235'\n"
         }
+        "get_splits" => {
+            "Get the splits of the named table:\n  hbase> get_splits 't1'\n  hbase> get_splits 'ns1:t1'\n"
+        }
+        "list_regions" => {
+            "List the regions of a table: server, region name, start and end keys,\nstore file size (MB) and requests.\nExamples:\n\n  hbase> list_regions 'table_name'\n"
+        }
+        "locate_region" => {
+            "Locate the region a row key falls in, and its server.\nExamples:\n\n  hbase> locate_region 'tableName', 'key0'\n"
+        }
         _ => return None,
     })
 }

@@ -1,5 +1,7 @@
 //! Tools and general commands: flush, compact, major_compact, split,
-//! status (`'summary'`, `'simple'`, `'detailed'`), version, whoami.
+//! merge_region, the region listings (get_splits, list_regions,
+//! locate_region), status (`'summary'`, `'simple'`, `'detailed'`),
+//! version, whoami.
 //!
 //! Status figures come from the master's cluster status as they are; this
 //! module only lays them out the way HBase's `status` does.
@@ -48,6 +50,166 @@ pub async fn merge_region(shell: &mut Shell, args: &[Value]) -> Result<Reply, Sh
     // The third argument (force) is accepted as HBase's; only adjacent
     // regions merge.
     shell.admin.merge_regions(&a, &b).await?;
+    Ok(Reply::timed())
+}
+
+/// HBase's name of a region: `table,startkey,id.encoded.` and the encoded
+/// part (hex MD5), the names `merge_region` and the HBase shell take.
+fn region_names(r: &ferrobase_client::RegionLocation) -> (String, String) {
+    match ferrobase_hbase_wire::names::TableName::parse(&r.table) {
+        Ok(t) => {
+            let n = ferrobase_hbase_wire::names::RegionName::new(&t, &r.start_key, r.region_id);
+            (
+                ferrobase_types::binary::to_string_binary(&n.name),
+                n.encoded,
+            )
+        }
+        Err(_) => (r.region_id.to_string(), r.region_id.to_string()),
+    }
+}
+
+/// `host:port` as HBase's `host,port,startcode` (the start code is not
+/// reported to clients: 0).
+fn server_name(address: &str) -> String {
+    match address.rsplit_once(':') {
+        Some((host, port)) => format!("{host},{port},0"),
+        None => address.to_string(),
+    }
+}
+
+/// `get_splits 't'`: the table's split keys (its regions' start keys but
+/// the first), after HBase's count of regions.
+pub async fn get_splits(
+    shell: &mut Shell,
+    args: &[Value],
+    out: &mut String,
+) -> Result<Reply, ShellError> {
+    arity("get_splits", args, 1..=1)?;
+    let d = shell
+        .admin
+        .describe(&table_name("get_splits", args)?)
+        .await?;
+    // HBase's shell prints the number of regions under this name.
+    let _ = writeln!(out, "Total number of splits = {}", d.regions.len());
+    for r in d.regions.iter().skip(1) {
+        let _ = writeln!(
+            out,
+            "{}",
+            ferrobase_types::binary::to_string_binary(&r.start_key)
+        );
+    }
+    Ok(Reply::timed())
+}
+
+/// `list_regions 't'`: one line per region with its server, name, keys,
+/// store file size (MB) and requests, as HBase's shell lays them out.
+pub async fn list_regions(
+    shell: &mut Shell,
+    args: &[Value],
+    out: &mut String,
+) -> Result<Reply, ShellError> {
+    arity("list_regions", args, 1..=3)?;
+    let table = table_name("list_regions", args)?;
+    let d = shell.admin.describe(&table).await?;
+    let status = shell.admin.cluster_status().await?;
+    let load = |id: u64| {
+        status
+            .servers
+            .iter()
+            .flat_map(|s| &s.regions)
+            .find(|l| l.region_id == id)
+            .map_or((0, 0), |l| {
+                (mb(l.store_file_bytes), l.read_requests + l.write_requests)
+            })
+    };
+    let header = [
+        "SERVER_NAME",
+        "REGION_NAME",
+        "START_KEY",
+        "END_KEY",
+        "SIZE",
+        "REQ",
+        "LOCALITY",
+    ];
+    let rows: Vec<[String; 7]> = d
+        .regions
+        .iter()
+        .map(|r| {
+            let (size, req) = load(r.region_id);
+            [
+                server_name(&r.server),
+                region_names(r).0,
+                ferrobase_types::binary::to_string_binary(&r.start_key),
+                ferrobase_types::binary::to_string_binary(&r.end_key),
+                size.to_string(),
+                req.to_string(),
+                "0.0".to_string(),
+            ]
+        })
+        .collect();
+    let widths: Vec<usize> = (0..header.len())
+        .map(|i| {
+            rows.iter()
+                .map(|r| r[i].len())
+                .chain([header[i].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |cells: &[&str]| -> String {
+        let mut s = String::new();
+        for (c, w) in cells.iter().zip(&widths) {
+            let _ = write!(s, " {c:>w$} |");
+        }
+        s
+    };
+    let _ = writeln!(out, "{}", line(&header));
+    let dashes: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+    let _ = writeln!(
+        out,
+        "{}",
+        line(&dashes.iter().map(String::as_str).collect::<Vec<_>>())
+    );
+    for r in &rows {
+        let _ = writeln!(
+            out,
+            "{}",
+            line(&r.iter().map(String::as_str).collect::<Vec<_>>())
+        );
+    }
+    let _ = writeln!(out, " {} rows", rows.len());
+    Ok(Reply::timed())
+}
+
+/// `locate_region 't', 'row'`: the region holding a row and its server.
+pub async fn locate_region(
+    shell: &mut Shell,
+    args: &[Value],
+    out: &mut String,
+) -> Result<Reply, ShellError> {
+    arity("locate_region", args, 2..=2)?;
+    let table = table_name("locate_region", args)?;
+    let row = match args.get(1) {
+        Some(v) => v.bytes("row")?,
+        None => return arg_err("locate_region needs a table and a row".to_string()),
+    };
+    let d = shell.admin.describe(&table).await?;
+    let Some(r) = d.regions.iter().find(|r| {
+        r.start_key.as_ref() <= row.as_slice()
+            && (r.end_key.is_empty() || row.as_slice() < r.end_key.as_ref())
+    }) else {
+        return arg_err(format!("no region of {table} holds that row"));
+    };
+    let (name, encoded) = region_names(r);
+    let _ = writeln!(out, "HOST                                     REGION");
+    let _ = writeln!(
+        out,
+        " {:<40}{{ENCODED => {encoded}, NAME => '{name}', STARTKEY => '{}', ENDKEY => '{}'}}",
+        r.server,
+        ferrobase_types::binary::to_string_binary(&r.start_key),
+        ferrobase_types::binary::to_string_binary(&r.end_key)
+    );
+    let _ = writeln!(out, "1 row(s)");
     Ok(Reply::timed())
 }
 

@@ -158,6 +158,7 @@ impl Region {
     pub fn get(&self, get: &Get) -> Result<Vec<Cell>> {
         self.check_open()?;
         self.read_requests.fetch_add(1, Ordering::Relaxed);
+        self.hot_keys.note(&get.row);
         let Some(rc) = &self.row_cache else {
             return self.read_row(get);
         };
@@ -199,6 +200,7 @@ impl Region {
         self.check_open()?;
         self.read_requests.fetch_add(1, Ordering::Relaxed);
         let (start, stop) = self.info.clip(&scan.start_row, &scan.stop_row);
+        self.hot_keys.note(&start);
         self.open_scanner(
             &start,
             &stop,

@@ -32,6 +32,11 @@
 //! merged again until that compaction, so a reference always names a
 //! real file.
 //!
+//! A table cloned or restored from a snapshot uses the same entries as
+//! *links* to the snapshot's files, which may live in another table's
+//! directory or in the archive; its link hold keeps them
+//! (`crate::file_link`, which also finds and follows them).
+//!
 //! This module never deletes anything.
 
 use super::info::RegionInfo;
@@ -41,7 +46,7 @@ use crate::fs::Storage;
 use crate::storefile::RowBounds;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The extension of a reference's name in a manifest.
 pub const REFERENCE_EXT: &str = "ref";
@@ -63,13 +68,6 @@ impl Reference {
             start: self.start_row.clone(),
             end: self.end_row.clone(),
         }
-    }
-
-    /// The referenced file's path under `data_dir`.
-    pub fn path(&self, data_dir: &Path) -> PathBuf {
-        self.file
-            .split('/')
-            .fold(data_dir.to_path_buf(), |p, c| p.join(c))
     }
 
     /// The region directory name (16 hex digits) holding the file.

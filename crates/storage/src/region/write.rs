@@ -118,6 +118,7 @@ impl Region {
         self.mvcc.wait_visible(seq);
         self.write_requests
             .fetch_add(count as u64, Ordering::Relaxed);
+        self.hot_keys.note_each(edits.iter().map(|e| &e.row[..]));
         let size = self.memstore_size.fetch_add(added, Ordering::Relaxed) + added;
         self.shared.add_memstore(added);
         if size >= self.shared.settings().memstore_flush_size {

@@ -170,6 +170,31 @@ class AdminOpsTest extends InteropTestBase {
   }
 
   @Test
+  void mergeTwoAdjacentRegions() throws Exception {
+    TableName t = createTable("admin_merge", new byte[][] {b("n")}, F);
+    load(t, "a", 20);
+    load(t, "n", 20);
+    List<RegionInfo> regions = admin.getRegions(t);
+    assertEquals(2, regions.size());
+    admin
+        .mergeRegionsAsync(
+            new byte[][] {
+              regions.get(0).getEncodedNameAsBytes(), regions.get(1).getEncodedNameAsBytes()
+            },
+            false)
+        .get(WAIT_MS, java.util.concurrent.TimeUnit.MILLISECONDS);
+    waitFor("the merge of " + t, () -> admin.getRegions(t).size() == 1);
+    RegionInfo merged = admin.getRegions(t).get(0);
+    assertEquals(0, merged.getStartKey().length);
+    assertEquals(0, merged.getEndKey().length);
+    try (Table table = conn.getTable(t)) {
+      assertEquals(40, countRows(table));
+      assertFalse(table.get(new Get(b("a0019"))).isEmpty());
+      assertFalse(table.get(new Get(b("n0000"))).isEmpty());
+    }
+  }
+
+  @Test
   void clientsFollowAMovedRegion() throws Exception {
     List<ServerName> servers = servers();
     assumeTrue(servers.size() > 1, "a move needs a second region server");
