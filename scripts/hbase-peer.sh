@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A real Apache HBase 2.6 standalone server on this machine, built from the
 # Apache artifacts on Maven Central (interop/hbase-peer): HMaster, one region
-# server and an in-process ZooKeeper in one JVM, on the local filesystem.
+# server (or several, HBASE_PEER_REGIONSERVERS) and an in-process ZooKeeper in
+# one JVM, on the local filesystem.
 #
 #   scripts/hbase-peer.sh start  [DIR]   start it (waits until it serves clients)
 #   scripts/hbase-peer.sh stop   [DIR]   shut it down cleanly (SIGTERM, then SIGKILL after 90 s)
@@ -16,6 +17,8 @@
 #   HBASE_PEER_RS_PORT      region server RPC port (default 16020)
 #   HBASE_PEER_ZK_PORT      ZooKeeper client port (default 2181)
 #   HBASE_PEER_SET          more HBase settings, "name=value name=value"
+#   HBASE_PEER_REGIONSERVERS  region servers in the JVM (default 1); the first on
+#                           HBASE_PEER_RS_PORT, the others on ports the system picks
 #
 # Clients reach it through the RPC connection registry:
 #   hbase.client.registry.impl=org.apache.hadoop.hbase.client.RpcConnectionRegistry
@@ -109,6 +112,7 @@ start() {
     "hbase.regionserver.port=$rs_port"
     "hbase.zookeeper.property.clientPort=$zk_port"
   )
+  settings+=("ferrobase.peer.regionservers=${HBASE_PEER_REGIONSERVERS:-1}")
   # shellcheck disable=SC2206
   [ -n "${HBASE_PEER_SET:-}" ] && settings+=(${HBASE_PEER_SET})
   echo "== starting Apache HBase (heap $heap) in $dir"

@@ -99,7 +99,7 @@ pub struct LocalCluster {
     // Field order is drop order: servers before the master before etcd.
     servers: Vec<Proc>,
     master: Option<Proc>,
-    _etcd: Option<EtcdProcess>,
+    etcd: Option<EtcdProcess>,
     etcd_url: String,
     master_port: u16,
     exe: PathBuf,
@@ -145,7 +145,7 @@ impl LocalCluster {
         let mut c = LocalCluster {
             servers: Vec::new(),
             master: None,
-            _etcd: etcd,
+            etcd,
             etcd_url,
             master_port: 0,
             exe: exe.to_path_buf(),
@@ -192,6 +192,21 @@ impl LocalCluster {
         p.wait_line("listening on", &log)?;
         self.servers.push(p);
         Ok(())
+    }
+
+    /// Every process this cluster started, `(what, pid)`: the region
+    /// servers, the master and etcd (unless an outside one was named).
+    pub fn processes(&self) -> Vec<(String, u32)> {
+        let mut out: Vec<(String, u32)> = self
+            .servers
+            .iter()
+            .chain(self.master.iter())
+            .map(|p| (p.what.clone(), p.child.id()))
+            .collect();
+        if let Some(e) = &self.etcd {
+            out.push(("etcd".into(), e.pid()));
+        }
+        out
     }
 
     /// The master's address, for `--server`/`Connection::connect`.

@@ -11,6 +11,22 @@ use crate::{BenchError, Result};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
+/// How many times [`HBasePeer::start_with`] tries ports.
+const START_ATTEMPTS: usize = 3;
+
+/// Why one start failed.
+enum Started {
+    /// HBase could not bind a port picked for it.
+    PortTaken,
+    Failed(BenchError),
+}
+
+impl From<BenchError> for Started {
+    fn from(e: BenchError) -> Started {
+        Started::Failed(e)
+    }
+}
+
 /// A running peer; stopped (SIGTERM, then SIGKILL after 90 s) on drop.
 pub struct HBasePeer {
     script: PathBuf,
@@ -58,6 +74,43 @@ impl HBasePeer {
     /// settings `set` (`name=value`); waits until it serves clients
     /// (about 15 s; the first run also fetches the artifacts).
     pub async fn start(heap: &str, set: &[String]) -> Result<HBasePeer> {
+        HBasePeer::start_with(heap, set, 1).await
+    }
+
+    /// [`start`](Self::start) with `regionservers` region servers in the
+    /// JVM (`HBASE_PEER_REGIONSERVERS`); it returns once the master counts
+    /// them all. The first serves at [`addr`](Self::addr).
+    ///
+    /// The ports are free when picked but bound by the JVM seconds later,
+    /// in which time another process (any outgoing connection's ephemeral
+    /// port) may take one: a start that failed on a port in use is tried
+    /// again on new ports, up to [`START_ATTEMPTS`] times.
+    pub async fn start_with(heap: &str, set: &[String], regionservers: usize) -> Result<HBasePeer> {
+        let mut attempt = 1;
+        loop {
+            match HBasePeer::start_once(heap, set, regionservers).await {
+                Err(Started::PortTaken) if attempt < START_ATTEMPTS => {
+                    eprintln!(
+                        "a port of the HBase peer was taken before it bound it; again on new ports"
+                    );
+                    attempt += 1;
+                }
+                Err(Started::PortTaken) => {
+                    return Err(BenchError::CannotRun(format!(
+                        "scripts/hbase-peer.sh start failed {START_ATTEMPTS} times on a port taken before HBase bound it"
+                    )));
+                }
+                Err(Started::Failed(e)) => return Err(e),
+                Ok(peer) => return Ok(peer),
+            }
+        }
+    }
+
+    async fn start_once(
+        heap: &str,
+        set: &[String],
+        regionservers: usize,
+    ) -> std::result::Result<HBasePeer, Started> {
         let script = script()?;
         let dir = tempfile::Builder::new()
             .prefix("ferrobase-bench-hbase-")
@@ -72,6 +125,7 @@ impl HBasePeer {
             .env("HBASE_PEER_RS_PORT", rs.to_string())
             .env("HBASE_PEER_ZK_PORT", zk.to_string())
             .env("HBASE_PEER_SET", set.join(" "))
+            .env("HBASE_PEER_REGIONSERVERS", regionservers.to_string())
             // Its progress goes where ours does; stdout carries results.
             .stdout(Stdio::from(std::io::stderr()))
             .stderr(Stdio::inherit());
@@ -84,7 +138,12 @@ impl HBasePeer {
             dir,
             addr: format!("127.0.0.1:{rs}"),
             describe: format!(
-                "Apache HBase 2.6.4 standalone (scripts/hbase-peer.sh), heap {heap}, G1{}",
+                "Apache HBase 2.6.4 standalone (scripts/hbase-peer.sh){}, heap {heap}, G1{}",
+                if regionservers > 1 {
+                    format!(", {regionservers} region servers in one JVM")
+                } else {
+                    String::new()
+                },
                 if set.is_empty() {
                     String::new()
                 } else {
@@ -97,9 +156,13 @@ impl HBasePeer {
             .map_err(|e| BenchError::Server(format!("starting the HBase peer: {e}")))?
             .map_err(BenchError::io("running scripts/hbase-peer.sh"))?;
         if !status.success() {
-            return Err(BenchError::CannotRun(format!(
+            let log = std::fs::read_to_string(peer.dir.path().join("peer.log")).unwrap_or_default();
+            if log.contains("Address already in use") {
+                return Err(Started::PortTaken);
+            }
+            return Err(Started::Failed(BenchError::CannotRun(format!(
                 "scripts/hbase-peer.sh start failed ({status}); it needs Java 17 and Maven (scripts/java-deps.sh peer)"
-            )));
+            ))));
         }
         Ok(peer)
     }

@@ -145,6 +145,20 @@ impl Usage {
         self.processes.first().map(|p| p.peak_rss_bytes)
     }
 
+    /// The summed peak resident sets of every process but this one (the
+    /// server's processes; each its own peak, so an upper bound of their
+    /// peak together); `None` when none was measured.
+    pub fn servers_peak_rss_sum(&self) -> Option<u64> {
+        let me = std::process::id();
+        let peaks: Vec<u64> = self
+            .processes
+            .iter()
+            .filter(|p| p.pid != me)
+            .map(|p| p.peak_rss_bytes)
+            .collect();
+        (!peaks.is_empty()).then(|| peaks.iter().sum())
+    }
+
     /// `CPU s` and `peak RSS MB` table cells (`n/a` when unknown).
     pub fn cells(&self) -> [String; 2] {
         if self.processes.is_empty() {
@@ -170,11 +184,23 @@ impl Probe {
     /// [`Usage::server_peak_rss`] reports; with no other server process,
     /// this process is the server.
     pub fn start(server: Option<(u32, &str)>, client: &str) -> Probe {
+        let servers: Vec<(String, u32)> = server
+            .map(|(pid, what)| (what.to_string(), pid))
+            .into_iter()
+            .collect();
+        Probe::start_many(&servers, client)
+    }
+
+    /// [`start`](Self::start) for a server of several processes
+    /// (`(what, pid)` each, e.g. a ferrobase cluster's master and region
+    /// servers), measured in that order before this process.
+    pub fn start_many(servers: &[(String, u32)], client: &str) -> Probe {
         let me = std::process::id();
-        let mut procs: Vec<(String, u32)> = Vec::new();
-        if let Some((pid, what)) = server.filter(|(pid, _)| *pid != me) {
-            procs.push((what.to_string(), pid));
-        }
+        let mut procs: Vec<(String, u32)> = servers
+            .iter()
+            .filter(|(_, pid)| *pid != me)
+            .cloned()
+            .collect();
         procs.push((client.to_string(), me));
         let started = procs
             .into_iter()

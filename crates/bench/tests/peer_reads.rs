@@ -1,10 +1,10 @@
 //! The `--peer` path of the read experiments without Java: a ferrobase
 //! standalone server speaks HBase's RPC on its port, so it stands in for
-//! the HBase named by `--peer-addr`. `random-read` and `block-size` then
-//! load, flush and major-compact their tables through the HBase client's
-//! Admin calls, read them through the HBase client, and write one report
-//! with both systems' lines, a ratio per point, and CPU seconds and peak
-//! memory per read phase.
+//! the HBase named by `--peer-addr`. `random-read`, `block-size` and
+//! `compression-encoding` then load, flush and major-compact their tables
+//! through the HBase client's Admin calls, read them through the HBase
+//! client, and write one report with both systems' lines, ratios, and CPU
+//! seconds and peak memory per read phase.
 
 use anyhow::Result;
 use ferrobase_bench::cli::{ExperimentArgs, ExperimentName, PeerArg, experiment};
@@ -161,6 +161,55 @@ async fn read_experiments_against_a_peer_named_by_address() -> Result<()> {
     assert_eq!(strings(&v["series"], "name"), ["ferrobase, 8 threads"]);
     assert!(outcome.output.contains("cannot be restarted with them"));
     assert!(outcome.output.contains("CPU s"));
+
+    // Compression × encoding: the stand-in (a ferrobase) has PREFIX_TREE,
+    // but the HBase run leaves it out, as HBase 2 has none; every other
+    // point is compared by its size on disk, and the rates by their means.
+    let outcome = experiment(&args(
+        ExperimentName::CompressionEncoding,
+        out.path(),
+        &addr,
+    ))
+    .await?;
+    assert_eq!(outcome.exit_code, 0, "{}", outcome.output);
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(
+        out.path().join("compression-encoding.json"),
+    )?)?;
+    assert_eq!(v["errors"], 0);
+    let labels: Vec<String> = v["rows"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r[0].as_str().map(String::from))
+        .collect();
+    let ours: Vec<&String> = labels
+        .iter()
+        .filter(|l| l.starts_with("ferrobase "))
+        .collect();
+    let theirs: Vec<&String> = labels.iter().filter(|l| l.starts_with("HBase ")).collect();
+    assert_eq!((ours.len(), theirs.len()), (30, 25), "{labels:?}");
+    assert!(theirs.iter().all(|l| !l.contains("PREFIX_TREE")));
+    assert_eq!(
+        ours.iter()
+            .filter(|l| l.ends_with("PREFIX_TREE (ferrobase only)"))
+            .count(),
+        5
+    );
+    let here: Vec<String> = strings(&v["comparisons"], "what")
+        .into_iter()
+        .filter(|w| w.contains("Apache HBase here"))
+        .collect();
+    assert_eq!(
+        here.iter()
+            .filter(|w| w.contains("mean over the 25 points"))
+            .count(),
+        3,
+        "{here:?}"
+    );
+    // One line per compression and system, over the encodings.
+    let lines = strings(&v["series"], "name");
+    assert_eq!(lines.len(), 10, "{lines:?}");
+    assert!(lines.contains(&"Apache HBase 2.6 (this machine), ZSTD".to_string()));
 
     peer.stop().await?;
     Ok(())

@@ -53,6 +53,11 @@ impl EtcdProcess {
         EtcdProcess::launch(dir, None)
     }
 
+    /// The etcd process's id (for measuring its CPU and memory).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// [`start`](Self::start), serving clients over TLS only
     /// (`https://`): `key_store` is a PEM file holding its key and
     /// certificate, and clients must present a certificate signed by a CA

@@ -138,11 +138,28 @@ fn regionservers_experiment_runs_real_clusters() -> Result<(), Box<dyn std::erro
     for r in &rows {
         assert_eq!(r[1], "2,000", "{r}");
     }
-    // Stall counters come from the cluster's status (summed over servers).
-    for p in v["points"].as_array().cloned().unwrap_or_default() {
+    // Stall counters come from the cluster's status (summed over servers);
+    // CPU and memory are measured over the cluster's processes (master,
+    // region servers, etcd) and this client.
+    for (i, p) in v["points"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+    {
         assert!(p["report"]["stalls_after"]["flushes"].is_u64(), "{p}");
+        let processes = p["report"]["resources"]["processes"]
+            .as_array()
+            .map(Vec::len)
+            .unwrap_or(0);
+        assert_eq!(processes, i + 4, "{p}");
     }
-    let spread = rows[2][9].as_str().unwrap_or_default();
+    let spread_column = v["columns"]
+        .as_array()
+        .and_then(|c| c.iter().position(|c| c == "regions/writes per server"))
+        .unwrap_or(usize::MAX);
+    let spread = rows[2][spread_column].as_str().unwrap_or_default();
     let regions: Vec<&str> = spread
         .split(' ')
         .map(|e| e.split('/').next().unwrap_or(""))

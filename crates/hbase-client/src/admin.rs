@@ -12,7 +12,8 @@
 //! region servers' `AdminService` (`FlushRegion`, which returns when the
 //! memstore is written; `CompactRegion`, then `GetRegionInfo`'s
 //! compaction state polled until it is `NONE`), the calls HBase's own
-//! `Admin` makes per region. It never reads or writes data.
+//! `Admin` makes per region; `GetStoreFile` lists the store files the
+//! regions serve. It never reads or writes data.
 
 use crate::connection::{ADMIN_SERVICE, Connection};
 use crate::error::{ClientError, Result};
@@ -184,6 +185,33 @@ impl Admin {
             flushed += usize::from(r.flushed == Some(true));
         }
         Ok(flushed)
+    }
+
+    /// The store files every region of `table` serves now, as the region
+    /// servers name them (`GetStoreFile`; HBase: the files' full paths,
+    /// e.g. `file:/DIR/hbase/data/default/T/REGION/FAMILY/FILE`). Files a
+    /// compaction replaced but has not yet archived are not listed, so
+    /// their sizes are the table's size on disk.
+    pub async fn store_files(&self, table: &str) -> Result<Vec<String>> {
+        let mut files = Vec::new();
+        for loc in self.conn.region_locations(table).await? {
+            let req = pb::GetStoreFileRequest {
+                region: loc.specifier(),
+                family: Vec::new(),
+            };
+            let (r, _): (pb::GetStoreFileResponse, _) = self
+                .conn
+                .retrying(Some(table), |_| {
+                    let (conn, server, req) = (self.conn.clone(), loc.server.clone(), req.clone());
+                    async move {
+                        conn.call(&server, ADMIN_SERVICE, "GetStoreFile", &req, None, HIGH_QOS)
+                            .await
+                    }
+                })
+                .await?;
+            files.extend(r.store_file);
+        }
+        Ok(files)
     }
 
     /// Major-compacts every region of `table` and waits (at most `limit`)

@@ -75,8 +75,9 @@ pub struct Ctx {
 /// The experiments `--peer hbase` runs against HBase too: client-side
 /// sweeps of plain loads, and reads of tables loaded, flushed and
 /// major-compacted through HBase's `Admin` calls, which need nothing from
-/// the server HBase cannot be given per table.
-pub const PEER_EXPERIMENTS: [&str; 9] = [
+/// the server HBase cannot be given per table (`compression-encoding`
+/// sweeps what both systems have: HBase 2 has no PREFIX_TREE).
+pub const PEER_EXPERIMENTS: [&str; 10] = [
     "wal",
     "write-buffer",
     "qualifier-length",
@@ -86,13 +87,16 @@ pub const PEER_EXPERIMENTS: [&str; 9] = [
     "random-write-value-size",
     "random-read",
     "block-size",
+    "compression-encoding",
 ];
 
 /// The experiments whose points change server-wide settings, which HBase
 /// takes only at start: against the peer, each point starts its own HBase
 /// with the point's settings (only when this command starts HBase itself,
-/// not with `--peer-addr`).
-pub const PEER_PER_POINT_EXPERIMENTS: [&str; 2] = ["handlers", "flush-compaction-threads"];
+/// not with `--peer-addr`). `regionservers` starts one with the point's
+/// number of region servers, threads of its one JVM.
+pub const PEER_PER_POINT_EXPERIMENTS: [&str; 3] =
+    ["handlers", "flush-compaction-threads", "regionservers"];
 
 /// Why an experiment is not run against the HBase peer.
 fn peer_unsupported(name: &str) -> &'static str {
@@ -101,10 +105,7 @@ fn peer_unsupported(name: &str) -> &'static str {
             "its points change server-wide settings (handler count, flush and compaction pools), which HBase takes only at start, and an HBase named with --peer-addr cannot be restarted with them (without --peer-addr each point starts its own HBase)"
         }
         "regionservers" => {
-            "it starts ferrobase clusters of 1–3 region servers; an HBase cluster of several region servers is not built"
-        }
-        "compression-encoding" => {
-            "it sweeps PREFIX_TREE, which HBase 2 removed, and SNAPPY/LZ4/ZSTD, which the HBase peer has no codec libraries for; its on-disk sizes come from ferrobase's cluster status, which HBase reports only in whole megabytes"
+            "each point needs an HBase with that many region servers, and an HBase named with --peer-addr cannot be restarted with them (without --peer-addr each point starts its own HBase)"
         }
         _ => "no HBase run of it is built",
     }
@@ -392,11 +393,12 @@ pub async fn run(name: &str, ctx: &Ctx) -> Result<Report> {
 pub fn merge_peer(ours: &mut Report, theirs: Report, describe: &str) {
     // The write studies' HBase figures are from 2013; the read studies'
     // from other years.
-    let published = if ours.name == "random-read" || ours.name == "block-size" {
-        "published figure"
-    } else {
-        "published 2013 figure"
-    };
+    let published =
+        if ["random-read", "block-size", "compression-encoding"].contains(&ours.name.as_str()) {
+            "published figure"
+        } else {
+            "published 2013 figure"
+        };
     for s in &mut ours.hbase {
         s.name = format!("{}, {published}", s.name);
     }

@@ -11,10 +11,10 @@
 
 use super::{Comparison, Ctx, Report, int};
 use crate::chart::Series;
-use crate::load::{LoadSpec, drop_hbase_table, drop_table, run_load};
+use crate::load::{LoadReport, LoadSpec, drop_hbase_table, drop_table, run_load};
 use crate::reads::{ReadLoad, ReadReport, run_reads};
 use crate::rowspec::RowSpec;
-use crate::target::{Target, with_target, with_target_url};
+use crate::target::{Target, with_target_url};
 use crate::{BenchError, Result};
 use ferrobase_types::{Durability, Settings};
 use ferrobase_workloads::Shape;
@@ -77,14 +77,15 @@ fn read_row(label: &str, r: &ReadReport) -> Vec<String> {
 }
 
 /// Loads `n` rows into a fresh `table` with `attrs`, flushes and
-/// major-compacts it, and waits for the server to be idle.
+/// major-compacts it, and waits for the server to be idle; returns the
+/// load's report.
 async fn prepare(
     t: &Target,
     table: &str,
     rows: RowSpec,
     n: u64,
     attrs: &[(&str, &str)],
-) -> Result<()> {
+) -> Result<LoadReport> {
     let spec = LoadSpec {
         table: table.to_string(),
         threads: 4,
@@ -109,14 +110,14 @@ async fn prepare(
         admin
             .major_compact_table(table, Duration::from_secs(600))
             .await?;
-        return Ok(());
+        return Ok(r);
     }
     let admin = t.connect(1)?.admin();
     admin.flush(table).await?;
     t.wait_idle(Duration::from_secs(120)).await;
     admin.major_compact(table).await?;
     t.wait_idle(Duration::from_secs(120)).await;
-    Ok(())
+    Ok(r)
 }
 
 fn reads(
@@ -286,42 +287,93 @@ pub async fn block_size(ctx: &Ctx) -> Result<Report> {
     Ok(rep)
 }
 
-/// This process's CPU seconds (user + system); 0 if unknown.
-fn cpu_seconds() -> f64 {
-    crate::resources::cpu_seconds(std::process::id()).unwrap_or(0.0)
+/// The bytes of `table`'s store files: on ferrobase, the sizes its
+/// cluster status reports; on HBase, the files its regions serve
+/// (`GetStoreFile`) measured on the local filesystem (`None` when they are
+/// not local `file:` paths, e.g. an HBase on HDFS named by `--peer-addr`).
+async fn store_file_bytes(t: &Target, table: &str) -> Result<Option<u64>> {
+    if t.is_hbase() {
+        let files = t.hbase_connect(1).await?.admin().store_files(table).await?;
+        return Ok(local_file_bytes(&files));
+    }
+    let status = t.connect(1)?.admin().cluster_status().await?;
+    Ok(Some(
+        status
+            .servers
+            .iter()
+            .flat_map(|s| s.regions.iter())
+            .filter(|r| r.table == table)
+            .map(|r| r.store_file_bytes)
+            .sum(),
+    ))
 }
 
-async fn store_file_bytes(t: &Target, table: &str) -> Result<u64> {
-    let status = t.connect(1)?.admin().cluster_status().await?;
-    Ok(status
-        .servers
-        .iter()
-        .flat_map(|s| s.regions.iter())
-        .filter(|r| r.table == table)
-        .map(|r| r.store_file_bytes)
-        .sum())
+/// The summed sizes of `file:` URLs (`file:/p`, `file:///p`) or plain
+/// absolute paths; `None` when one is of another scheme or cannot be read.
+pub fn local_file_bytes(files: &[String]) -> Option<u64> {
+    let mut sum = 0;
+    for f in files {
+        let path = match f.strip_prefix("file:") {
+            Some(rest) => rest.strip_prefix("//").unwrap_or(rest),
+            None if f.starts_with('/') => f.as_str(),
+            None => return None,
+        };
+        sum += std::fs::metadata(path).ok()?.len();
+    }
+    Some(sum)
+}
+
+/// The compressions swept: every one ferrobase has, each of which the
+/// HBase peer has too (GZ through java.util.zip, SNAPPY through
+/// snappy-java, LZ4 through lz4-java, ZSTD through HBase's zstd-jni codec;
+/// interop/hbase-peer).
+const COMPRESSIONS: [&str; 5] = ["NONE", "GZ", "SNAPPY", "LZ4", "ZSTD"];
+
+/// The data block encodings swept; HBase 2 has all but PREFIX_TREE.
+const ENCODINGS: [&str; 6] = [
+    "NONE",
+    "PREFIX",
+    "DIFF",
+    "FAST_DIFF",
+    "ROW_INDEX_V1",
+    "PREFIX_TREE",
+];
+
+/// Unmeasured load-and-read rounds before `compression-encoding`'s points.
+const WARM_UP_ROUNDS: usize = 3;
+
+/// The x label of an encoding in the chart: PREFIX_TREE marked as
+/// ferrobase's alone.
+fn encoding_label(enc: &str) -> String {
+    if enc == "PREFIX_TREE" {
+        "PREFIX_TREE (not in HBase 2)".into()
+    } else {
+        enc.into()
+    }
 }
 
 /// The HBase column-family design study (docs/experiments.md): compression
-/// × data block encoding: on-disk size, get and scan throughput, CPU
-/// seconds.
+/// × data block encoding: on-disk size, load, get and scan throughput, CPU
+/// seconds. Against HBase, PREFIX_TREE is left out (HBase 2 removed it).
 pub async fn compression_encoding(ctx: &Ctx) -> Result<Report> {
     let mut rep = Report::new(
         "compression-encoding",
         "column-family study",
         "Compression × data block encoding: on-disk size",
-        "COMPRESSION / DATA_BLOCK_ENCODING",
+        "DATA_BLOCK_ENCODING (one line per COMPRESSION)",
         "store file bytes / bytes with NONE/NONE",
     );
     rep.columns = [
         "point",
         "MB on disk",
         "size ratio",
+        "load rows/s",
         "gets/s",
         "get p99 ms",
         "scans/s",
         "scan p99 ms",
         "CPU s (reads)",
+        "peak RSS MB",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -333,14 +385,31 @@ pub async fn compression_encoding(ctx: &Ctx) -> Result<Report> {
         field_count: 10,
         field_length: 100,
     });
-    let mut size = Series::new("ferrobase size ratio");
-    let mut get_rate = Series::new("ferrobase gets/s ÷ NONE/NONE");
-    let mut base: Option<(f64, f64)> = None;
-    with_target(ctx.server.as_deref(), Settings::default(), async |t| {
-        for comp in ["NONE", "SNAPPY", "LZ4", "ZSTD"] {
-            for enc in ["NONE", "PREFIX", "DIFF", "FAST_DIFF", "PREFIX_TREE"] {
+    let mut lines: Vec<Series> = Vec::new();
+    let mut base: Option<f64> = None;
+    // Load, get and scan rates of the points both systems run, for the
+    // means compared with the peer.
+    let (mut loads, mut get_rates, mut scan_rates) = (Vec::new(), Vec::new(), Vec::new());
+    with_target_url(&ctx.target(), Settings::default(), async |t| {
+        // Unmeasured rounds first: the sweep compares 25 points within one
+        // server process, and without them the first few carry its
+        // warm-up (HBase's JIT compilation and heap growth: its gets/s rose
+        // about fourfold over the first ten points of a cold JVM).
+        for _ in 0..WARM_UP_ROUNDS {
+            let table = "bench_ce_warm_up";
+            prepare(t, table, rows, n, &[]).await?;
+            run_reads(t, &reads(table, rows, n, gets, "uniform", None)).await?;
+            run_reads(t, &reads(table, rows, n, scans, "uniform", Some(50))).await?;
+            drop_read_table(t, table).await?;
+        }
+        for comp in COMPRESSIONS {
+            let mut line = Series::new(format!("{}, {comp}", ctx.system()));
+            for enc in ENCODINGS {
+                if t.is_hbase() && enc == "PREFIX_TREE" {
+                    continue;
+                }
                 let table = format!("bench_ce_{}_{}", comp.to_lowercase(), enc.to_lowercase());
-                prepare(
+                let load = prepare(
                     t,
                     &table,
                     rows,
@@ -348,46 +417,111 @@ pub async fn compression_encoding(ctx: &Ctx) -> Result<Report> {
                     &[("COMPRESSION", comp), ("DATA_BLOCK_ENCODING", enc)],
                 )
                 .await?;
-                let bytes = store_file_bytes(t, &table).await? as f64;
-                let cpu0 = cpu_seconds();
+                let bytes = store_file_bytes(t, &table).await?.map(|b| b as f64);
+                let probe = ctx.probe();
                 let g = run_reads(t, &reads(&table, rows, n, gets, "uniform", None)).await?;
                 let s = run_reads(t, &reads(&table, rows, n, scans, "uniform", Some(50))).await?;
-                let cpu = cpu_seconds() - cpu0;
+                let usage = probe.finish();
                 rep.errors += g.error_count + s.error_count;
-                let (b_bytes, b_gets) =
-                    *base.get_or_insert((bytes.max(1.0), g.ops_per_s.max(1e-9)));
                 let label = format!("{comp}/{enc}");
-                size.push(label.clone(), bytes / b_bytes);
-                get_rate.push(label.clone(), g.ops_per_s / b_gets);
+                let ratio = bytes.map(|b| b / *base.get_or_insert(b.max(1.0)));
+                if let Some(r) = ratio {
+                    line.push(encoding_label(enc), r);
+                }
+                if enc != "PREFIX_TREE" {
+                    loads.push(load.rows_per_s);
+                    get_rates.push(g.ops_per_s);
+                    scan_rates.push(s.ops_per_s);
+                    if let Some(b) = bytes {
+                        rep.peer_figures
+                            .push((format!("{label} MB on disk"), b / 1e6));
+                    }
+                }
+                let shown = if enc == "PREFIX_TREE" {
+                    format!("{label} (ferrobase only)")
+                } else {
+                    label.clone()
+                };
+                let [cpu, rss] = usage.cells();
                 rep.rows.push(vec![
-                    label.clone(),
-                    format!("{:.1}", bytes / 1e6),
-                    format!("{:.2}", bytes / b_bytes),
+                    shown,
+                    bytes.map_or("n/a".into(), |b| format!("{:.1}", b / 1e6)),
+                    ratio.map_or("n/a".into(), |r| format!("{r:.2}")),
+                    int(load.rows_per_s),
                     int(g.ops_per_s),
                     format!("{:.2}", g.latency.p99_us as f64 / 1000.0),
                     int(s.ops_per_s),
                     format!("{:.2}", s.latency.p99_us as f64 / 1000.0),
-                    format!("{cpu:.2}"),
+                    cpu,
+                    rss,
                 ]);
                 rep.points.push(serde_json::json!({
-                    "point": label, "store_file_bytes": bytes, "cpu_seconds": cpu,
+                    "point": label, "store_file_bytes": bytes, "cpu_seconds": usage.cpu_s(),
+                    "load": serde_json::to_value(&load).unwrap_or_default(),
                     "get": serde_json::to_value(&g).unwrap_or_default(),
                     "scan": serde_json::to_value(&s).unwrap_or_default(),
+                    "resources": serde_json::to_value(&usage).unwrap_or_default(),
                 }));
-                drop_table(&t.connect(1)?.admin(), &table).await?;
+                drop_read_table(t, &table).await?;
             }
+            lines.push(line);
         }
         Ok(())
     })
     .await?;
-    if let Some(r) = size.at("SNAPPY/NONE") {
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    let points = loads.len();
+    for (what, v) in [
+        ("load rows/s", &loads),
+        ("gets/s", &get_rates),
+        ("50-row scans/s", &scan_rates),
+    ] {
+        rep.peer_figures.push((
+            format!("{what}, mean over the {points} points without PREFIX_TREE"),
+            mean(v),
+        ));
+    }
+    if let Some(r) = lines
+        .iter()
+        .find(|l| l.name.ends_with(", SNAPPY"))
+        .and_then(|l| l.at("NONE"))
+    {
         rep.comparisons
             .push(Comparison::new("SNAPPY size ratio", r, 0.7));
     }
-    let mut hbase = Series::new("HBase size ratio (column-family study: ~0.7)");
-    hbase.push("SNAPPY/NONE", 0.7);
-    rep.series.extend([size, get_rate]);
+    let mut hbase = Series::new("HBase SNAPPY size ratio (column-family study: ~0.7)");
+    hbase.push("NONE", 0.7);
+    rep.series.extend(lines);
     rep.hbase.push(hbase);
-    rep.notes.push("ycsb rows (10 × 100 B of text), flushed and major-compacted; CPU seconds are the whole process's (client and embedded server) during the gets and scans; HBase: ratio ~0.7 for snappy, prefix_tree or both, snappy +38 % CPU on random reads".into());
+    if ctx.hbase.is_some() {
+        rep.notes.push("HBase 2 has no PREFIX_TREE (removed in 2.0): its run sweeps the other encodings; MB on disk: the files its regions serve after the major compaction (AdminService GetStoreFile), their sizes read from the peer's local root directory".into());
+    }
+    rep.notes.push(format!("ycsb rows (10 × 100 B of text), {n} a table, loaded (4 threads, SKIP_WAL), flushed and major-compacted; then {gets} uniform gets and {scans} 50-row scans, 32 client tasks; {WARM_UP_ROUNDS} such rounds on a NONE/NONE table, not measured, warm the server up first. {RESOURCE_NOTE}. HBase (study): ratio ~0.7 for snappy, prefix_tree or both, snappy +38 % CPU on random reads"));
     Ok(rep)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn store_file_sizes_are_read_from_local_paths_only() -> std::io::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let a = dir.path().join("a");
+        let b = dir.path().join("b");
+        std::fs::write(&a, [0u8; 100])?;
+        std::fs::write(&b, [0u8; 23])?;
+        let (a, b) = (a.display().to_string(), b.display().to_string());
+        // HBase names its files `file:/...`; `file:///...` and plain paths
+        // are the same files.
+        let names = [format!("file:{a}"), format!("file://{b}")];
+        assert_eq!(local_file_bytes(&names), Some(123));
+        assert_eq!(local_file_bytes(std::slice::from_ref(&a)), Some(100));
+        assert_eq!(local_file_bytes(&[]), Some(0));
+        // Files elsewhere, or gone, are not guessed at.
+        assert_eq!(local_file_bytes(&[format!("hdfs://nn:8020{a}")]), None);
+        assert_eq!(local_file_bytes(&[format!("{a}.gone")]), None);
+        assert_eq!(local_file_bytes(&["relative/path".to_string()]), None);
+        Ok(())
+    }
 }

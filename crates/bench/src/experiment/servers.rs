@@ -9,13 +9,22 @@
 //! spreading costs or gains on fixed hardware (more RPCs and smaller
 //! batches per server, against more WALs and queues working in parallel),
 //! not the scaling the study measured on 5 machines. The report says so.
+//!
+//! Against the HBase peer (`--peer hbase`), each point starts a fresh
+//! Apache HBase whose JVM runs N region servers as threads (beside its
+//! master and ZooKeeper), loads the same pre-split table and reads back
+//! where HBase's master placed the regions. Both systems' CPU seconds and
+//! peak memory are measured over every server process (ferrobase: the
+//! master, the region servers and etcd; HBase: its one JVM).
 
 use super::{Ctx, Report, int};
 use crate::chart::Series;
 use crate::cluster::LocalCluster;
-use crate::load::{LoadSpec, drop_table, run_load};
+use crate::load::{LoadReport, LoadSpec, drop_hbase_table, drop_table, run_load};
+use crate::peer::HBasePeer;
+use crate::resources::Probe;
 use crate::rowspec::RowSpec;
-use crate::target::with_target;
+use crate::target::{with_target, with_target_url};
 use crate::{BenchError, Result};
 use ferrobase_types::{Durability, Settings};
 use ferrobase_workloads::Shape;
@@ -32,27 +41,28 @@ const SERVER_SETTINGS: &[&str] = &[
 
 /// How one point's regions and writes were spread.
 struct Spread {
-    /// `regions/writes` per server, e.g. `2/133,120`.
+    /// `regions/writes` per server, e.g. `2/133,120` (HBase: `2/–`, its
+    /// write counts are not read).
     per_server: Vec<String>,
+    /// Servers holding at least one region of the table.
+    used: usize,
 }
 
-/// Runs the sweep (see the module docs).
-pub async fn regionservers(ctx: &Ctx) -> Result<Report> {
-    let Some(exe) = ctx.exe.clone() else {
-        return Err(BenchError::CannotRun(
-            "experiment 'regionservers' (write-tuning study §1.4) starts `ferrobase master` and \
-             `ferrobase regionserver` processes: run it through the ferrobase binary \
-             (`ferrobase bench experiment regionservers`)"
-                .into(),
-        ));
-    };
-    if ctx.server.is_some() {
-        return Err(BenchError::Invalid(
-            "experiment 'regionservers' starts its own clusters (1, 2 and 3 region servers); \
-             it does not take --server"
-                .into(),
-        ));
+/// The load of every point.
+fn load_spec(ctx: &Ctx, n: u64) -> LoadSpec {
+    LoadSpec {
+        table: "bench_regionservers".into(),
+        threads: 4,
+        write_buffer: 10 << 20,
+        durability: Durability::AsyncWal,
+        presplit: REGIONS,
+        quiet: ctx.quiet,
+        ..LoadSpec::new(RowSpec::plain(Shape::Vehicle15), n)
     }
+}
+
+/// The report both systems' runs fill.
+fn report() -> Report {
     let mut rep = Report::new(
         "regionservers",
         "write-tuning study §1.4",
@@ -70,13 +80,64 @@ pub async fn regionservers(ctx: &Ctx) -> Result<Report> {
         "p99 ms",
         "stalls",
         "errors",
+        "CPU s",
+        "peak RSS MB",
         "regions/writes per server",
     ]
     .iter()
     .map(|s| s.to_string())
     .collect();
+    rep
+}
+
+/// One point's table row; `CPU s` over every process measured (servers
+/// and client), `peak RSS MB` the sum of the server processes' peaks.
+fn row(servers: usize, r: &LoadReport, spread: &Spread) -> Vec<String> {
+    let usage = r.resources.clone().unwrap_or_default();
+    vec![
+        servers.to_string(),
+        int(r.rows as f64),
+        int(r.rows_per_s),
+        int(r.cells_per_s),
+        format!("{:.1}", r.payload_mb_per_s),
+        int(r.rpcs as f64),
+        format!("{:.1}", r.flush_latency.p99_us as f64 / 1000.0),
+        super::writes::stalls(r),
+        r.error_count.to_string(),
+        if usage.processes.is_empty() {
+            "n/a".into()
+        } else {
+            format!("{:.2}", usage.cpu_s())
+        },
+        usage
+            .servers_peak_rss_sum()
+            .map_or("n/a".into(), |b| format!("{:.0}", b as f64 / 1e6)),
+        spread.per_server.join(" "),
+    ]
+}
+
+/// Runs the sweep (see the module docs).
+pub async fn regionservers(ctx: &Ctx) -> Result<Report> {
+    if ctx.hbase.is_some() {
+        return regionservers_hbase(ctx).await;
+    }
+    let Some(exe) = ctx.exe.clone() else {
+        return Err(BenchError::CannotRun(
+            "experiment 'regionservers' (write-tuning study §1.4) starts `ferrobase master` and \
+             `ferrobase regionserver` processes: run it through the ferrobase binary \
+             (`ferrobase bench experiment regionservers`)"
+                .into(),
+        ));
+    };
+    if ctx.server.is_some() {
+        return Err(BenchError::Invalid(
+            "experiment 'regionservers' starts its own clusters (1, 2 and 3 region servers); \
+             it does not take --server"
+                .into(),
+        ));
+    }
+    let mut rep = report();
     let n = ctx.n(400_000);
-    let rows = RowSpec::plain(Shape::Vehicle15);
     let settings: Vec<String> = SERVER_SETTINGS.iter().map(|s| s.to_string()).collect();
     let mut series = Series::new("ferrobase (all processes on one 2-core machine)");
     for servers in 1..=3usize {
@@ -88,25 +149,20 @@ pub async fn regionservers(ctx: &Ctx) -> Result<Report> {
                 &settings,
             )
         })?;
-        let spec = LoadSpec {
-            table: "bench_regionservers".into(),
-            threads: 4,
-            write_buffer: 10 << 20,
-            durability: Durability::AsyncWal,
-            presplit: REGIONS,
-            quiet: ctx.quiet,
-            ..LoadSpec::new(rows, n)
-        };
+        let spec = load_spec(ctx, n);
         let client = Settings {
             client_retries: 40,
             client_pause_ms: 20,
             ..Settings::default()
         };
         let addr = cluster.master_address();
+        let processes = cluster.processes();
         let (r, spread) = with_target(Some(&addr), client, async |t| {
             let conn = t.connect(1)?;
             wait_servers(&conn, servers).await?;
-            let r = run_load(t, &spec).await?;
+            let probe = Probe::start_many(&processes, "bench client");
+            let mut r = run_load(t, &spec).await?;
+            r.resources = Some(probe.finish());
             let spread = spread(&conn, &spec.table).await?;
             drop_table(&conn.admin(), &spec.table).await?;
             Ok((r, spread))
@@ -114,18 +170,7 @@ pub async fn regionservers(ctx: &Ctx) -> Result<Report> {
         .await?;
         drop(cluster);
         let label = servers.to_string();
-        rep.rows.push(vec![
-            label.clone(),
-            int(r.rows as f64),
-            int(r.rows_per_s),
-            int(r.cells_per_s),
-            format!("{:.1}", r.payload_mb_per_s),
-            int(r.rpcs as f64),
-            format!("{:.1}", r.flush_latency.p99_us as f64 / 1000.0),
-            super::writes::stalls(&r),
-            r.error_count.to_string(),
-            spread.per_server.join(" "),
-        ]);
+        rep.rows.push(row(servers, &r, &spread));
         rep.point(&label, &r);
         series.push(label, r.rows_per_s);
     }
@@ -151,7 +196,92 @@ pub async fn regionservers(ctx: &Ctx) -> Result<Report> {
         "vehicle15 rows, 4 threads, 10 MiB buffer, 120 handlers, ASYNC_WAL, table pre-split into {REGIONS} regions \
          (seed: 4 threads, 10 MB buffer, 120 handlers; HBase gives no figure, only 'more RegionServers, faster writes')"
     ));
+    rep.notes.push(
+        "CPU s: CPU seconds of the load over the cluster's processes (master, region servers, etcd) and the bench client; \
+         peak RSS MB: the sum of the cluster processes' peak resident sets during the load"
+            .into(),
+    );
     Ok(rep)
+}
+
+/// The sweep against Apache HBase: a fresh HBase per point with that many
+/// region servers in its JVM (see the module docs).
+async fn regionservers_hbase(ctx: &Ctx) -> Result<Report> {
+    let Some(heap) = ctx.peer_heap.clone() else {
+        return Err(BenchError::Invalid(
+            "the HBase run of 'regionservers' starts an HBase for each point; it needs one this command starts (not --peer-addr)"
+                .into(),
+        ));
+    };
+    let mut rep = report();
+    let n = ctx.n(400_000);
+    let spec = load_spec(ctx, n);
+    let set = vec!["hbase.regionserver.handler.count=120".to_string()];
+    let mut series = Series::new(format!(
+        "{} (region servers: threads of one JVM)",
+        ctx.system()
+    ));
+    let mut unbalanced = Vec::new();
+    for servers in 1..=3usize {
+        let peer = HBasePeer::start_with(&heap, &set, servers).await?;
+        let here = Ctx {
+            hbase: Some(peer.addr.clone()),
+            peer_pid: peer.pid(),
+            ..ctx.clone()
+        };
+        let result = with_target_url(&here.target(), Settings::default(), async |t| {
+            let probe = here.probe();
+            let mut r = run_load(t, &spec).await?;
+            r.resources = Some(probe.finish());
+            let locations = t
+                .hbase_connect(1)
+                .await?
+                .region_locations(&spec.table)
+                .await?;
+            let spread = hbase_spread(locations.iter().map(|l| l.server.as_str()));
+            drop_hbase_table(t, &spec.table).await?;
+            Ok((r, spread))
+        })
+        .await;
+        // Stopping waits for the JVM to exit: off the async threads.
+        let _ = tokio::task::spawn_blocking(move || drop(peer)).await;
+        let (r, spread) = result?;
+        if spread.used < servers {
+            unbalanced.push(format!(
+                "{servers} servers: the {REGIONS} regions were on {} of them",
+                spread.used
+            ));
+        }
+        let label = servers.to_string();
+        rep.rows.push(row(servers, &r, &spread));
+        rep.point(&label, &r);
+        series.push(label, r.rows_per_s);
+    }
+    rep.series.push(series);
+    rep.notes.push(format!(
+        "each point ran on an Apache HBase started for it whose one JVM (heap {heap}, shared) held the master, ZooKeeper and N region servers as threads \
+         (the first from LocalHBaseCluster, the others started beside it the same way), where ferrobase's region servers are separate processes; \
+         CPU s and peak RSS MB are that JVM's (and the bench client's CPU)"
+    ));
+    rep.notes.push(if unbalanced.is_empty() {
+        format!("HBase's master spread the {REGIONS} pre-split regions evenly over the region servers at table creation (regions per server in the table)")
+    } else {
+        format!("HBase's master did not spread the regions over every server: {}", unbalanced.join("; "))
+    });
+    Ok(rep)
+}
+
+/// Regions per server from a table's region locations (servers in name
+/// order; HBase's write counts are not read: `–`).
+fn hbase_spread<'a>(servers: impl Iterator<Item = &'a str>) -> Spread {
+    let mut per: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for s in servers {
+        *per.entry(s).or_default() += 1;
+    }
+    Spread {
+        per_server: per.values().map(|n| format!("{n}/–")).collect(),
+        used: per.len(),
+    }
 }
 
 /// Waits (at most 60 s) until the master sees `n` region servers.
@@ -179,5 +309,32 @@ async fn spread(conn: &ferrobase_client::Connection, table: &str) -> Result<Spre
         let writes: u64 = mine.iter().map(|r| r.write_requests).sum();
         per_server.push(format!("{}/{}", mine.len(), int(writes as f64)));
     }
-    Ok(Spread { per_server })
+    let used = status
+        .servers
+        .iter()
+        .filter(|s| s.regions.iter().any(|r| r.table == table))
+        .count();
+    Ok(Spread { per_server, used })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regions_are_counted_per_hbase_server() {
+        let s = hbase_spread(
+            [
+                "127.0.0.1:3",
+                "127.0.0.1:1",
+                "127.0.0.1:3",
+                "127.0.0.1:1",
+                "127.0.0.1:3",
+            ]
+            .into_iter(),
+        );
+        assert_eq!(s.per_server, ["2/–", "3/–"]);
+        assert_eq!(s.used, 2);
+        assert_eq!(hbase_spread(std::iter::empty()).used, 0);
+    }
 }

@@ -144,7 +144,8 @@ pub async fn exercise(conn: &Connection, table: &str) {
 /// Flushes and major-compacts a table [`exercise`] filled: every region
 /// holds rows, so each has something to flush; a second flush finds the
 /// memstores empty; the major compaction returns once the servers report
-/// no compaction, and every row reads the same afterwards.
+/// no compaction, leaves one store file a region, and every row reads the
+/// same afterwards.
 pub async fn flush_and_compact(conn: &Connection, table: &str) {
     let admin = conn.admin();
     let t = conn.table(table);
@@ -158,6 +159,10 @@ pub async fn flush_and_compact(conn: &Connection, table: &str) {
         .major_compact_table(table, std::time::Duration::from_secs(120))
         .await
         .unwrap();
+    // A major compaction leaves each region one store file, and only the
+    // files served are listed.
+    let files = admin.store_files(table).await.unwrap();
+    assert_eq!(files.len(), regions, "{files:?}");
     let cells = t
         .get(&Get::new(row(10)).column(b("f"), b("c")))
         .await

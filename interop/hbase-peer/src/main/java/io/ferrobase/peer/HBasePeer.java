@@ -2,9 +2,13 @@ package io.ferrobase.peer;
 
 import java.io.File;
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hbase.ClusterMetrics;
 import org.apache.hadoop.hbase.HBaseConfiguration;
 import org.apache.hadoop.hbase.HConstants;
 import org.apache.hadoop.hbase.HRegionLocation;
@@ -15,6 +19,9 @@ import org.apache.hadoop.hbase.client.ConnectionFactory;
 import org.apache.hadoop.hbase.client.RegionLocator;
 import org.apache.hadoop.hbase.master.HMaster;
 import org.apache.hadoop.hbase.master.HMasterCommandLine;
+import org.apache.hadoop.hbase.regionserver.HRegionServer;
+import org.apache.hadoop.hbase.util.JVMClusterUtil;
+import org.apache.hadoop.util.ShutdownHookManager;
 
 /**
  * Runs a real Apache HBase standalone server, exactly as {@code bin/hbase master start} does
@@ -26,6 +33,17 @@ import org.apache.hadoop.hbase.master.HMasterCommandLine;
  * and temporary files. Every {@code name=value} is an HBase setting applied after the ones below
  * (ports: {@code hbase.master.port}, {@code hbase.regionserver.port}, {@code
  * hbase.zookeeper.property.clientPort}).
+ *
+ * <p>{@code ferrobase.peer.regionservers=N} (default 1) runs N region servers in this JVM: the
+ * first is the one {@code LocalHBaseCluster} starts on {@code hbase.regionserver.port}; the
+ * others are started here, as {@code LocalHBaseCluster} starts its own (one {@code
+ * HRegionServer} thread each, {@code JVMClusterUtil}), on ports the system picks, because {@code
+ * HMasterCommandLine --localRegionServers=N} would start all N on the same configured port.
+ *
+ * <p>Compression: GZ and SNAPPY work with HBase's defaults (java.util.zip; snappy-java); LZ4 uses
+ * Hadoop's codec over lz4-java (on the classpath); ZSTD is set to HBase's zstd-jni codec ({@code
+ * hbase-compression-zstd}) in this project's {@code hbase-site.xml}, since Hadoop's needs the
+ * native libhadoop (HBase reads codec classes from a fresh configuration, not from this one).
  *
  * <p>Once a client that uses the RPC connection registry (no ZooKeeper) can locate {@code
  * hbase:meta} and the master has finished initializing (namespaces and tables can be listed), it
@@ -76,6 +94,11 @@ public final class HBasePeer {
     int masterPort = conf.getInt(HConstants.MASTER_PORT, HConstants.DEFAULT_MASTER_PORT);
     int rsPort = conf.getInt(HConstants.REGIONSERVER_PORT, HConstants.DEFAULT_REGIONSERVER_PORT);
     int zkPort = conf.getInt(HConstants.ZOOKEEPER_CLIENT_PORT, 2181);
+    int regionServers = conf.getInt("ferrobase.peer.regionservers", 1);
+    if (regionServers < 1) {
+      System.err.println("ferrobase.peer.regionservers must be at least 1");
+      System.exit(2);
+    }
 
     long started = System.nanoTime();
     AtomicInteger exit = new AtomicInteger(-1);
@@ -118,8 +141,32 @@ public final class HBasePeer {
       }
       Thread.sleep(500);
     }
-    Runtime.getRuntime()
-        .addShutdownHook(new Thread(() -> shutdown(client, master), "hbase-peer-shutdown"));
+    List<JVMClusterUtil.RegionServerThread> extra = new ArrayList<>();
+    for (int i = 1; i < regionServers; i++) {
+      Configuration rsConf = new Configuration(conf);
+      rsConf.setInt(HConstants.REGIONSERVER_PORT, 0);
+      JVMClusterUtil.RegionServerThread t =
+          JVMClusterUtil.createRegionServerThread(rsConf, HRegionServer.class, i);
+      t.start();
+      extra.add(t);
+    }
+    while (liveServers(client) < regionServers) {
+      if (!master.isAlive() || extra.stream().anyMatch(t -> !t.isAlive())) {
+        System.err.println("an HBase server stopped before all region servers were up");
+        System.exit(1);
+      }
+      if (System.nanoTime() > deadline) {
+        System.err.println(regionServers + " region servers were not up within 5 minutes");
+        System.exit(1);
+      }
+      Thread.sleep(500);
+    }
+    // Through Hadoop's hook manager, ahead of the hooks HBase installs there for each server
+    // (priority 0): those stop the servers one by one, the master first, and a region server
+    // left without its master then waits out its ZooKeeper and RPC timeouts (about 20 s each).
+    // The master's cluster shutdown first stops every region server together.
+    ShutdownHookManager.get()
+        .addShutdownHook(() -> shutdown(client, master), 100, 75, TimeUnit.SECONDS);
     long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
     System.out.println(
         "READY master="
@@ -136,6 +183,8 @@ public final class HBasePeer {
             + zkPort
             + " bootstrap="
             + bootstrap
+            + " regionservers="
+            + regionServers
             + " startup_ms="
             + millis);
     System.out.flush();
@@ -159,6 +208,26 @@ public final class HBasePeer {
       return true;
     } catch (IOException | RuntimeException e) {
       return false;
+    }
+  }
+
+  /**
+   * How many region servers the master would place regions on: live ones that have sent their
+   * first load report (the master assigns only to those, HBASE-25032, so a table created before
+   * would have all its regions on the first server); 0 when it cannot be asked.
+   */
+  private static int liveServers(Configuration client) {
+    try (Connection c = ConnectionFactory.createConnection(client);
+        Admin admin = c.getAdmin()) {
+      return (int)
+          admin.getClusterMetrics(EnumSet.of(ClusterMetrics.Option.LIVE_SERVERS))
+              .getLiveServerMetrics()
+              .values()
+              .stream()
+              .filter(m -> m.getLastReportTimestamp() > 0)
+              .count();
+    } catch (IOException | RuntimeException e) {
+      return 0;
     }
   }
 
