@@ -214,10 +214,8 @@ impl Master {
         Ok((t, r))
     }
 
-    /// Splits every region whose store files pass `max_filesize`
-    /// (`hbase.hregion.max.filesize`); returns how many were split.
     /// Load-based splits (Bigtable's): each region's requests (rows read
-    /// plus rows written) are counted over windows of [`LOAD_WINDOW`]; a
+    /// plus rows written) are counted over windows of `LOAD_WINDOW` (10 s); a
     /// region that served more than `threshold` per second over its last
     /// window splits at the row its server sampled as halving its requests
     /// (`RegionLoad.load_split_point`). A region its server gave no point
@@ -270,6 +268,8 @@ impl Master {
         split
     }
 
+    /// Splits every region whose store files pass `max_filesize`
+    /// (`hbase.hregion.max.filesize`); returns how many were split.
     pub fn split_oversized(&self, max_filesize: u64) -> usize {
         let mut split = 0;
         let load = self.cluster_status();
