@@ -84,7 +84,7 @@ impl HBasePeer {
     /// The ports are free when picked but bound by the JVM seconds later,
     /// in which time another process (any outgoing connection's ephemeral
     /// port) may take one: a start that failed on a port in use is tried
-    /// again on new ports, up to [`START_ATTEMPTS`] times.
+    /// again on new ports, up to `START_ATTEMPTS` (3) times.
     pub async fn start_with(heap: &str, set: &[String], regionservers: usize) -> Result<HBasePeer> {
         let mut attempt = 1;
         loop {
