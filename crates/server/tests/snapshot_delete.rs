@@ -76,13 +76,12 @@ async fn delete_snapshot_frees_only_what_nothing_else_holds() {
         .await
         .unwrap();
     assert_eq!(rows.len(), 3);
-    // The restored table links to D rather than copying it: deleting s3
-    // frees nothing while it does.
-    assert!(store_files(&data).is_empty(), "a restore copies nothing");
+    // The restored (enabled) table links to D and its first compaction,
+    // queued at open, may already have rewritten it: that ordering is
+    // snapshot_links.rs's to check. Either way, once s3 is deleted and the
+    // table has compacted its link into a file of its own, the janitor
+    // (every second) releases D and the archive empties.
     admin.delete_snapshot("s3").await.unwrap();
-    assert_eq!(store_files(&archive).len(), 1);
-    // Its major compaction rewrites the link as a file of its own; the
-    // janitor (every second) then releases D and the archive empties.
     admin.major_compact("t").await.unwrap();
     assert_eq!(store_files(&data).len(), 1, "the restored table's own file");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
