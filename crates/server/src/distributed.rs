@@ -172,7 +172,13 @@ pub async fn run_region_server(
     })
     .await?;
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let hbase = hbase_rpc(&cfg, addr, start_ms, None, Some(rs.clone()))?;
+    let hbase = hbase_rpc(
+        &cfg,
+        addr,
+        start_ms,
+        (None, Some(rs.clone())),
+        tokens(&cfg)?,
+    )?;
     let serve = tokio::spawn(
         tonic::transport::Server::builder()
             .tcp_nodelay(true)
@@ -277,11 +283,14 @@ pub async fn run_master(
         .await
         .map_err(|e| io(&format!("cannot listen on {}", cfg.bind), e))?;
     let addr = listener.local_addr().map_err(|e| io("local address", e))?;
+    // Read once: the master's calls to region servers and its HBase RPC
+    // port share the root's token key.
+    let token_authority = tokens(&cfg)?;
     let coordination = Arc::new(EtcdCoordination::new(
         client.clone(),
         tokio::runtime::Handle::current(),
         client_tls,
-        crate::auth::Credentials::new(cfg.settings.claimed_user(), tokens(&cfg)?),
+        crate::auth::Credentials::new(cfg.settings.claimed_user(), token_authority.clone()),
     ));
     coordination.refresh().await?;
     let root = cfg.root.clone();
@@ -301,7 +310,13 @@ pub async fn run_master(
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis())
         .unwrap_or(0);
-    let hbase = hbase_rpc(&cfg, addr, start_ms, Some(master.clone()), None)?;
+    let hbase = hbase_rpc(
+        &cfg,
+        addr,
+        start_ms,
+        (Some(master.clone()), None),
+        token_authority,
+    )?;
     let serve = tokio::spawn(
         tonic::transport::Server::builder()
             .tcp_nodelay(true)
@@ -362,16 +377,16 @@ pub async fn run_master(
 /// `hbase:meta`; a region server answers `ClientService` and
 /// `AdminService` for its regions. The cluster id is derived from the
 /// storage root, so every process of a cluster answers the same one.
+/// `tokens` checks tokens in secure mode ([`tokens`]).
 fn hbase_rpc(
     cfg: &ClusterConfig,
     addr: SocketAddr,
     start_ms: u128,
-    master: Option<Arc<Master>>,
-    rs: Option<Arc<RegionServer>>,
+    (master, rs): (Option<Arc<Master>>, Option<Arc<RegionServer>>),
+    tokens: Option<Arc<crate::auth::TokenAuthority>>,
 ) -> Result<Arc<crate::hbase_rpc::HBaseRpc>> {
     let cluster_id = crate::hbase_rpc::cluster_id_for_root(&cfg.root.url());
     let authentication = crate::auth::Authentication::mode(&cfg.settings)?;
-    let tokens = tokens(cfg)?;
     let server = ferrobase_hbase_wire::names::ServerName::new(
         &addr.ip().to_string(),
         addr.port(),

@@ -38,40 +38,33 @@ impl GrpcAuthentication {
 
     /// The user `req` proves (or claims, where that is allowed).
     pub fn caller<T>(&self, req: &Request<T>) -> Result<Arc<str>, Status> {
-        let peer = req
+        let certified = req
             .extensions()
             .get::<ConnectionInfo>()
-            .and_then(|i| i.peer.as_ref());
-        if let Some(p) = peer {
-            return Ok(Arc::from(p.user.as_str()));
-        }
-        // A simple-mode server has no key: a client with a token is taken
-        // at its claim, as HBase tells such a client to fall back to
-        // simple authentication.
-        if let (Some(v), Some(tokens)) =
-            (req.metadata().get(ferrobase_proto::TOKEN_KEY), &self.tokens)
-        {
-            return token_user(tokens, v.to_str().unwrap_or_default());
-        }
-        match self.mode {
-            Authentication::Secure {
+            .is_some_and(|i| i.peer.is_some());
+        if !certified {
+            // A simple-mode server has no key: a client with a token is
+            // taken at its claim, as HBase tells such a client to fall
+            // back to simple authentication.
+            if let (Some(v), Some(tokens)) =
+                (req.metadata().get(ferrobase_proto::TOKEN_KEY), &self.tokens)
+            {
+                return token_user(tokens, v.to_str().unwrap_or_default());
+            }
+            if let Authentication::Secure {
                 fallback_to_simple: false,
-            } => Err(unauthenticated(
-                "Authentication is required: this server runs with \
-                 hbase.security.authentication=kerberos/token; present a TLS client \
-                 certificate or a token (hadoop.token.files or HADOOP_TOKEN_FILE_LOCATION; \
-                 ferrobase token create)",
-            )),
-            _ => {
-                let claimed = req
-                    .metadata()
-                    .get(ferrobase_proto::USER_KEY)
-                    .and_then(|v| v.to_str().ok())
-                    .map(str::trim)
-                    .unwrap_or_default();
-                Ok(Arc::from(claimed))
+            } = self.mode
+            {
+                return Err(unauthenticated(
+                    "Authentication is required: this server runs with \
+                     hbase.security.authentication=kerberos/token; present a TLS client \
+                     certificate or a token (hadoop.token.files or HADOOP_TOKEN_FILE_LOCATION; \
+                     ferrobase token create)",
+                ));
             }
         }
+        // The certificate's CN, or the claimed name where a claim is enough.
+        Ok(crate::acl::identity::grpc_user(req))
     }
 }
 
