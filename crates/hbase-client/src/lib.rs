@@ -10,7 +10,8 @@
 //! | [`connection`] | bootstrapping through the RPC connection registry, the connection pool, the retry loop |
 //! | [`locator`] | the meta location cache: a table's regions read from `hbase:meta`, dropped when stale |
 //! | [`table`] | `Get`, `Mutate` (Put, Delete) and `Multi` batches grouped per region server |
-//! | [`scan`] | scanners: open, next with caching, close, region after region |
+//! | [`atomic`] | `Increment`, `Append` and `checkAndMutate`, each sent with a nonce |
+//! | [`scan`] | scanners, forward or reversed: open, next with caching, close, region after region |
 //! | [`mutator`] | `BufferedMutator`: a write buffer flushed when full |
 //! | [`admin`] | create (split keys, family attributes), enable, disable, delete, exists; flush and major-compact a table |
 //! | [`error`] | [`ClientError`], naming HBase's exception classes |
@@ -35,6 +36,7 @@
 //! ```
 
 pub mod admin;
+pub mod atomic;
 pub mod config;
 pub mod connection;
 pub mod error;
@@ -46,9 +48,11 @@ pub mod scan;
 pub mod table;
 
 pub use admin::Admin;
+pub use atomic::CheckAndMutate;
 pub use config::ClientConfig;
 pub use connection::Connection;
 pub use error::{ClientError, Result};
+pub use ferrobase_filter::CompareOp;
 pub use locator::RegionLocation;
 pub use mutator::{BufferedMutator, DEFAULT_WRITE_BUFFER};
 pub use scan::{Scan, Scanner};

@@ -107,6 +107,61 @@ impl Locator {
                 do_not_retry: false,
             })
     }
+
+    /// The region a reversed scan opens at `row`: the last region when
+    /// `row` is empty (the table's end), the one holding `row` when it is
+    /// included, else the one holding the rows just below it.
+    pub(crate) async fn locate_reversed(
+        &self,
+        conn: &Connection,
+        table: &str,
+        row: &[u8],
+        include: bool,
+    ) -> Result<RegionLocation> {
+        let regions = self.regions(conn, table).await?;
+        find_reversed(&regions, row, include)
+            .cloned()
+            .ok_or_else(|| ClientError::Remote {
+                class: "org.apache.hadoop.hbase.NotServingRegionException".into(),
+                message: format!(
+                    "no region of {table} holds the rows before the row in hbase:meta yet"
+                ),
+                do_not_retry: false,
+            })
+    }
+}
+
+/// The region of `regions` a reversed scan opens at `row`; see
+/// [`Locator::locate_reversed`].
+pub(crate) fn find_reversed<'r>(
+    regions: &'r BTreeMap<Bytes, RegionLocation>,
+    row: &[u8],
+    include: bool,
+) -> Option<&'r RegionLocation> {
+    use std::ops::Bound::{Excluded, Included, Unbounded};
+    if row.is_empty() {
+        return regions
+            .values()
+            .next_back()
+            .filter(|r| r.end_key.is_empty());
+    }
+    let upper = if include {
+        Included(row)
+    } else {
+        Excluded(row)
+    };
+    regions
+        .range::<[u8], _>((Unbounded, upper))
+        .next_back()
+        .map(|(_, r)| r)
+        // A hole in meta: the region found must reach up to `row`.
+        .filter(|r| {
+            if include {
+                r.contains(row)
+            } else {
+                r.end_key.is_empty() || r.end_key.as_ref() >= row
+            }
+        })
 }
 
 /// The region of `regions` holding `row`.
@@ -267,6 +322,31 @@ mod tests {
         // A hole: the region before it ends at "g".
         m.remove(&Bytes::from_static(b"g"));
         assert!(find(&m, b"h").is_none());
+    }
+
+    #[test]
+    fn a_reversed_scan_opens_at_the_row_or_just_below_it() {
+        let mut m = BTreeMap::new();
+        for (s, e) in [("", "g"), ("g", "p"), ("p", "")] {
+            m.insert(Bytes::copy_from_slice(s.as_bytes()), loc(s, e));
+        }
+        let start = |row: &str, include| {
+            find_reversed(&m, row.as_bytes(), include).map(|r| r.start_key.clone())
+        };
+        // The table's end: the last region.
+        assert_eq!(start("", true), Some(Bytes::from_static(b"p")));
+        assert_eq!(start("h", true), Some(Bytes::from_static(b"g")));
+        assert_eq!(start("g", true), Some(Bytes::from_static(b"g")));
+        // Excluded: the rows just below "g" are in the first region.
+        assert_eq!(start("g", false), Some(Bytes::from_static(b"")));
+        assert_eq!(start("p", false), Some(Bytes::from_static(b"g")));
+        assert_eq!(start("h", false), Some(Bytes::from_static(b"g")));
+        // Holes: no region reaches up to the row, or no last region.
+        m.remove(&Bytes::from_static(b"g"));
+        assert!(find_reversed(&m, b"p", false).is_none());
+        assert!(find_reversed(&m, b"h", true).is_none());
+        m.remove(&Bytes::from_static(b"p"));
+        assert!(find_reversed(&m, b"", true).is_none());
     }
 
     #[test]

@@ -8,10 +8,16 @@
 //! (dropping a [`Scanner`] mid-way leaves the server's lease to expire).
 //! A scanner that fails to open is retried after a relocate; one that fails
 //! mid-region is reopened just after the last row returned. It asks for
-//! whole rows only (no partial results) and never scans backwards.
+//! whole rows only (no partial results).
+//!
+//! A reversed scan (HBase's `Scan.setReversed`) runs from its start row
+//! (the highest, included) down to its stop row (excluded), region after
+//! region towards the table's start: the next region is the one holding
+//! the rows just below the current region's start key, opened at that key
+//! excluded, as HBase's client locates it (`RegionLocateType.BEFORE`).
 
 use crate::connection::CLIENT_SERVICE;
-use crate::error::Result;
+use crate::error::{ClientError, Result};
 use crate::locator::RegionLocation;
 use crate::results::scan_rows;
 use crate::table::Table;
@@ -35,6 +41,9 @@ pub struct Scan {
     pub max_versions: u32,
     /// Stop after this many rows (0: no limit).
     pub limit: u64,
+    /// Rows from `start_row` down to `stop_row`: the start is then the
+    /// highest row (empty: the table's end) and the stop the lowest.
+    pub reversed: bool,
 }
 
 impl Scan {
@@ -58,6 +67,12 @@ impl Scan {
     /// Reads only `family` (may be called more than once).
     pub fn family(mut self, family: impl Into<Bytes>) -> Scan {
         self.families.push(family.into());
+        self
+    }
+
+    /// Reads rows in descending order; see [`Scan::reversed`](field@Scan::reversed).
+    pub fn reversed(mut self) -> Scan {
+        self.reversed = true;
         self
     }
 
@@ -89,6 +104,7 @@ impl Scan {
             caching: Some(caching),
             max_result_size: Some(max_size),
             include_start_row: Some(include_start),
+            reversed: Some(self.reversed),
             ..Default::default()
         }
     }
@@ -104,6 +120,8 @@ pub struct Scanner {
     open: Option<OpenScanner>,
     rows: VecDeque<Vec<Cell>>,
     returned: u64,
+    /// The last row received, to check that rows keep the scan's order.
+    last_row: Option<Bytes>,
 }
 
 struct OpenScanner {
@@ -121,6 +139,7 @@ impl Scanner {
             open: None,
             rows: VecDeque::new(),
             returned: 0,
+            last_row: None,
         }
     }
 
@@ -201,7 +220,14 @@ impl Scanner {
                     let (conn, name, start, scan) =
                         (conn.clone(), name.clone(), start.clone(), scan.clone());
                     async move {
-                        let region = conn.inner.locator.locate(&conn, &name, &start).await?;
+                        let region = if scan.reversed == Some(true) {
+                            conn.inner
+                                .locator
+                                .locate_reversed(&conn, &name, &start, include)
+                                .await?
+                        } else {
+                            conn.inner.locator.locate(&conn, &name, &start).await?
+                        };
                         let req = pb::ScanRequest {
                             region: Some(region.specifier()),
                             scan: Some(scan),
@@ -228,6 +254,33 @@ impl Scanner {
     ) -> Result<()> {
         let rows = scan_rows(resp, block)?;
         let got = rows.len();
+        // A server that ignores `reversed` (or repeats rows) would have the
+        // scan go round the same regions for ever: an error instead.
+        for r in rows.iter().filter_map(|r| r.first()) {
+            if let Some(prev) = &self.last_row {
+                let in_order = if self.scan.reversed {
+                    r.row < *prev
+                } else {
+                    r.row > *prev
+                };
+                if !in_order {
+                    self.open = None;
+                    self.next_start = None;
+                    return Err(ClientError::Protocol(format!(
+                        "the {} scan got row {:?} after row {:?} from {}",
+                        if self.scan.reversed {
+                            "reversed"
+                        } else {
+                            "forward"
+                        },
+                        String::from_utf8_lossy(&r.row),
+                        String::from_utf8_lossy(prev),
+                        region.server
+                    )));
+                }
+            }
+            self.last_row = Some(r.row.clone());
+        }
         if let Some(last) = rows.iter().rev().find_map(|r| r.first()) {
             self.next_start = Some((last.row.clone(), false));
         }
@@ -251,17 +304,27 @@ impl Scanner {
             }
             None => {
                 self.open = None;
-                // The next region, unless this one reaches the stop row.
-                let end = &region.end_key;
-                let past_stop = !self.scan.stop_row.is_empty() && *end >= self.scan.stop_row;
-                self.next_start = if end.is_empty() || past_stop {
-                    None
-                } else {
-                    Some((end.clone(), true))
-                };
+                self.next_start = self.next_region(region);
             }
         }
         Ok(())
+    }
+
+    /// Where the scan goes after `region`, unless that region reaches the
+    /// stop row or the table's edge: forward, the next region's start key
+    /// (included); reversed, this region's start key (excluded), which
+    /// locates the region below it.
+    fn next_region(&self, region: &RegionLocation) -> Option<(Bytes, bool)> {
+        let stop = &self.scan.stop_row;
+        if self.scan.reversed {
+            let start = &region.start_key;
+            let past_stop = !stop.is_empty() && *start <= *stop;
+            (!start.is_empty() && !past_stop).then(|| (start.clone(), false))
+        } else {
+            let end = &region.end_key;
+            let past_stop = !stop.is_empty() && *end >= *stop;
+            (!end.is_empty() && !past_stop).then(|| (end.clone(), true))
+        }
     }
 
     /// Closes a scanner left open on the server (after a limit).

@@ -135,7 +135,7 @@ impl Table {
         &self.conn
     }
 
-    async fn locate(&self, row: &[u8]) -> Result<RegionLocation> {
+    pub(crate) async fn locate(&self, row: &[u8]) -> Result<RegionLocation> {
         self.conn
             .inner
             .locator

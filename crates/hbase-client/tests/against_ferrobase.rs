@@ -31,6 +31,7 @@ async fn data_calls_and_ddl() {
     assert!(!conn.cluster_id().is_empty());
     common::create(&conn, "hc").await;
     common::exercise(&conn, "hc").await;
+    common::reversed_and_atomic(&conn, "hc").await;
     common::flush_and_compact(&conn, "hc").await;
     common::drop(&conn, "hc").await;
     server.stop().await.unwrap();

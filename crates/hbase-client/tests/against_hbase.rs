@@ -90,6 +90,7 @@ async fn data_calls_and_ddl_against_apache_hbase() {
     assert_eq!(conn.master(), format!("127.0.0.1:{master}"));
     common::create(&conn, "rust_client").await;
     common::exercise(&conn, "rust_client").await;
+    common::reversed_and_atomic(&conn, "rust_client").await;
     common::flush_and_compact(&conn, "rust_client").await;
     common::drop(&conn, "rust_client").await;
     drop(conn);

@@ -1,11 +1,12 @@
 //! What every server must do for this client, run against ferrobase and
 //! against Apache HBase: DDL with split keys and family attributes, Put,
-//! Get, Delete, Multi across regions, a scan over every region with a small
-//! caching, a BufferedMutator, and HBase's exception classes.
+//! Get, Delete, Multi across regions, scans forward and reversed over every
+//! region with a small caching, a BufferedMutator, increments, appends,
+//! checkAndMutate, and HBase's exception classes.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use bytes::Bytes;
-use ferrobase_hbase_client::{Connection, Get, Scan};
+use ferrobase_hbase_client::{CheckAndMutate, CompareOp, Connection, Get, Scan};
 use ferrobase_types::{FamilyDescriptor, RowMutation, TableDescriptor};
 
 pub fn b(s: &str) -> Bytes {
@@ -139,6 +140,123 @@ pub async fn exercise(conn: &Connection, table: &str) {
         .await
         .unwrap_err();
     assert!(e.class_is("TableNotFoundException"), "{e}");
+}
+
+/// Reversed scans, Increment, Append and checkAndMutate on a table
+/// [`exercise`] filled (rows 0..5000 but row 5).
+pub async fn reversed_and_atomic(conn: &Connection, table: &str) {
+    let t = conn.table(table);
+
+    // Reversed: from row02999 down to row00000, crossing both region
+    // boundaries in calls of 7 rows; row 5 was deleted.
+    let down = t
+        .scan_all(Scan::range(row(2999), Bytes::new()).reversed().caching(7))
+        .await
+        .unwrap();
+    assert_eq!(down.len(), 2999);
+    assert_eq!(down[0][0].row, row(2999));
+    assert_eq!(down[998][0].row, row(2001));
+    assert_eq!(down[999][0].row, row(2000));
+    assert_eq!(down[1000][0].row, row(1999));
+    assert_eq!(down.last().unwrap()[0].row, row(0));
+    assert!(down.windows(2).all(|w| w[0][0].row > w[1][0].row));
+    // The whole table from its end; a stop row (excluded) on a region's
+    // start key; a range inside one region; a limit.
+    let all = t
+        .scan_all(Scan::new().reversed().caching(500))
+        .await
+        .unwrap();
+    assert_eq!(
+        all.len(),
+        4999 + 1,
+        "rows 0..5000 less row 5, and \"single\""
+    );
+    assert_eq!(all[0][0].row, b("single"));
+    let to_boundary = t
+        .scan_all(Scan::range(row(1500), row(1000)).reversed())
+        .await
+        .unwrap();
+    assert_eq!(to_boundary.len(), 500);
+    assert_eq!(to_boundary.last().unwrap()[0].row, row(1001));
+    let limited = t
+        .scan_all(Scan::range(row(2003), Bytes::new()).reversed().limit(5))
+        .await
+        .unwrap();
+    let rows: Vec<Bytes> = limited.iter().map(|r| r[0].row.clone()).collect();
+    assert_eq!(
+        rows,
+        [row(2003), row(2002), row(2001), row(2000), row(1999)]
+    );
+
+    // Increment: an absent column counts from 0; several columns at once.
+    assert_eq!(
+        t.increment_column(b("counter"), b("f"), b("n"), 5)
+            .await
+            .unwrap(),
+        5
+    );
+    assert_eq!(
+        t.increment_column(b("counter"), b("f"), b("n"), -2)
+            .await
+            .unwrap(),
+        3
+    );
+    let cells = t
+        .increment(b("counter"), &[(b("f"), b("n"), 10), (b("f"), b("m"), 1)])
+        .await
+        .unwrap();
+    let mut got: Vec<(Bytes, i64)> = cells
+        .iter()
+        .map(|c| {
+            let v: [u8; 8] = c.value[..].try_into().unwrap();
+            (c.qualifier.clone(), i64::from_be_bytes(v))
+        })
+        .collect();
+    got.sort();
+    assert_eq!(got, [(b("m"), 1), (b("n"), 13)]);
+    // Incrementing a column that holds no 8-byte number is refused.
+    let e = t
+        .increment_column(b("single"), b("f"), b("q"), 1)
+        .await
+        .unwrap_err();
+    assert!(e.class_is("DoNotRetryIOException"), "{e}");
+
+    // Append: to an absent column, then to what is there.
+    let cells = t
+        .append(&RowMutation::new(b("log")).put(b("f"), "l", b("ab")))
+        .await
+        .unwrap();
+    assert_eq!(&cells[0].value[..], b"ab");
+    let cells = t
+        .append(&RowMutation::new(b("log")).put(b("f"), "l", b("cd")))
+        .await
+        .unwrap();
+    assert_eq!(&cells[0].value[..], b"abcd");
+
+    // checkAndMutate: absent, equal, not equal, an operator ("expected OP
+    // stored"), and a checked delete.
+    let put = |v: &str| RowMutation::new(b("cas")).put(b("f"), "c", b(v));
+    let absent = CheckAndMutate::if_not_exists(b("f"), b("c"));
+    assert!(t.check_and_mutate(&absent, &put("1")).await.unwrap());
+    assert!(!t.check_and_mutate(&absent, &put("x")).await.unwrap());
+    let is_one = CheckAndMutate::if_equals(b("f"), b("c"), b("1"));
+    assert!(t.check_and_mutate(&is_one, &put("2")).await.unwrap());
+    assert!(!t.check_and_mutate(&is_one, &put("x")).await.unwrap());
+    // "1" < "2" stored: passes.
+    let below = CheckAndMutate::if_matches(b("f"), b("c"), CompareOp::Less, b("1"));
+    assert!(t.check_and_mutate(&below, &put("3")).await.unwrap());
+    let cells = t.get(&Get::new(b("cas"))).await.unwrap();
+    assert_eq!(&cells[0].value[..], b"3");
+    let is_three = CheckAndMutate::if_equals(b("f"), b("c"), b("3"));
+    let delete = RowMutation::new(b("cas")).delete_column(b("f"), "c", u64::MAX >> 1);
+    assert!(t.check_and_mutate(&is_three, &delete).await.unwrap());
+    assert!(t.get(&Get::new(b("cas"))).await.unwrap().is_empty());
+    // Bad input is refused before anything is sent.
+    assert!(t.append(&RowMutation::new(b("log"))).await.is_err());
+    assert!(
+        t.increment(b("counter"), &[]).await.is_err(),
+        "an increment of no columns"
+    );
 }
 
 /// Flushes and major-compacts a table [`exercise`] filled: every region
