@@ -7,6 +7,7 @@
 //! "ours_peak_rss_mb":…,"rocksdb_peak_rss_mb":…,"ours_disk_mb":…,"rocksdb_disk_mb":…}`.
 //! Progress goes to stderr.
 
+mod args;
 mod engine;
 mod measure;
 #[cfg(feature = "ours")]
@@ -14,6 +15,8 @@ mod ours;
 mod rocks;
 
 use anyhow::{Context, Result, bail};
+use args::{Args, Workload};
+use clap::Parser;
 use engine::{Config, EngineId, KvEngine, WalMode};
 use ferrobase_workloads::{GeneratedRow, Shape, Uniform, Zipfian};
 use measure::Progress;
@@ -23,165 +26,6 @@ use std::time::{Duration, Instant};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-const USAGE: &str = "\
-usage: ferrobase-compare [--scale F] [--workload NAME]... [--dir DIR]
-                         [--engines ours,rocksdb] [--no-settle] [--isolate]
-                         [--seed N] [--clean]
-
-  --scale F        multiply every row/operation count by F (default 1)
-  --workload NAME  run only these (repeat or comma-separate): load-log9,
-                   load-log9-fsync, get-zipf, scan, load-gps60 (default: all)
-  --dir DIR        where the databases go (default: $TMPDIR/ferrobase-compare);
-                   DIR/<engine>/<dataset> is deleted and re-created by a load
-  --engines LIST   engines and their order (default: ours,rocksdb)
-  --no-settle      measure disk right after the final flush, without waiting
-                   for running/pending compactions to finish
-  --isolate        run each engine's part of each workload in a child process
-                   (clean peak-RSS figures; default: all in this process)
-  --seed N         seed of the request distributions (default 42)
-  --clean          delete the databases at the end
-
-One JSON line per workload on stdout, progress on stderr.";
-
-/// The workloads, in the order they run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Workload {
-    LoadLog9,
-    LoadLog9Fsync,
-    GetZipf,
-    Scan,
-    LoadGps60,
-    /// The one-column against 53-column study's shapes (docs/experiments.md):
-    /// the same 751 value bytes per row as one cell
-    /// (`single53`) or 53 (`wide53`). Their ratio per engine shows what the
-    /// per-cell data model costs, whatever the server around it.
-    LoadSingle53,
-    LoadWide53,
-}
-
-impl Workload {
-    const ALL: [Workload; 7] = [
-        Workload::LoadLog9,
-        Workload::LoadLog9Fsync,
-        Workload::GetZipf,
-        Workload::Scan,
-        Workload::LoadGps60,
-        Workload::LoadSingle53,
-        Workload::LoadWide53,
-    ];
-
-    fn name(self) -> &'static str {
-        match self {
-            Workload::LoadLog9 => "load-log9",
-            Workload::LoadLog9Fsync => "load-log9-fsync",
-            Workload::GetZipf => "get-zipf",
-            Workload::Scan => "scan",
-            Workload::LoadGps60 => "load-gps60",
-            Workload::LoadSingle53 => "load-single53",
-            Workload::LoadWide53 => "load-wide53",
-        }
-    }
-
-    fn parse(name: &str) -> Result<Workload> {
-        Workload::ALL
-            .into_iter()
-            .find(|w| w.name() == name.trim())
-            .with_context(|| {
-                let names: Vec<_> = Workload::ALL.iter().map(|w| w.name()).collect();
-                format!("unknown workload '{name}'; valid: {}", names.join(", "))
-            })
-    }
-}
-
-struct Args {
-    scale: f64,
-    workloads: Vec<Workload>,
-    dir: PathBuf,
-    engines: Vec<EngineId>,
-    settle: bool,
-    isolate: bool,
-    /// Internal: run one engine's part of one workload and print `PHASE …`.
-    child: bool,
-    seed: u64,
-    clean: bool,
-}
-
-fn parse_args() -> Result<Args> {
-    let mut args = Args {
-        scale: 1.0,
-        workloads: Vec::new(),
-        dir: std::env::temp_dir().join("ferrobase-compare"),
-        engines: vec![EngineId::Ours, EngineId::RocksDb],
-        settle: true,
-        isolate: false,
-        child: false,
-        seed: 42,
-        clean: false,
-    };
-    let mut it = std::env::args().skip(1);
-    while let Some(arg) = it.next() {
-        let (flag, inline) = match arg.split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
-            _ => (arg.clone(), None),
-        };
-        let mut value = || -> Result<String> {
-            match inline.clone() {
-                Some(v) => Ok(v),
-                None => it
-                    .next()
-                    .with_context(|| format!("{flag} needs a value\n\n{USAGE}")),
-            }
-        };
-        match flag.as_str() {
-            "--scale" => {
-                let v = value()?;
-                args.scale = v
-                    .parse()
-                    .with_context(|| format!("--scale: '{v}' is not a number"))?;
-                if !(args.scale.is_finite() && args.scale > 0.0) {
-                    bail!("--scale must be positive");
-                }
-            }
-            "--workload" | "--workloads" => {
-                for name in value()?.split(',').filter(|s| !s.trim().is_empty()) {
-                    args.workloads.push(Workload::parse(name)?);
-                }
-            }
-            "--dir" => args.dir = PathBuf::from(value()?),
-            "--engines" | "--engine" => {
-                args.engines = value()?
-                    .split(',')
-                    .map(EngineId::parse)
-                    .collect::<Result<Vec<_>, _>>()
-                    .map_err(anyhow::Error::msg)?;
-            }
-            "--settle" => args.settle = true,
-            "--no-settle" => args.settle = false,
-            "--isolate" => args.isolate = true,
-            "--child" => args.child = true,
-            "--clean" => args.clean = true,
-            "--seed" => {
-                let v = value()?;
-                args.seed = v
-                    .parse()
-                    .with_context(|| format!("--seed: '{v}' is not a number"))?;
-            }
-            "-h" | "--help" => {
-                println!("{USAGE}");
-                std::process::exit(0);
-            }
-            other => bail!("unknown argument '{other}'\n\n{USAGE}"),
-        }
-    }
-    if args.workloads.is_empty() {
-        args.workloads = Workload::ALL.to_vec();
-    }
-    args.workloads.sort();
-    args.workloads.dedup();
-    args.engines.dedup();
-    Ok(args)
-}
 
 /// What one engine did in one workload.
 #[derive(Clone, Copy, Debug)]
@@ -302,7 +146,7 @@ impl Run {
             .args(["--engines", engine.name(), "--workload", w.name()])
             .args(["--seed", &self.args.seed.to_string()])
             .stderr(std::process::Stdio::inherit());
-        if !self.args.settle {
+        if !self.args.settle() {
             cmd.arg("--no-settle");
         }
         let out = cmd.output().context("running the child process")?;
@@ -478,7 +322,7 @@ impl Run {
             engine.name(),
             t.elapsed().as_secs_f64()
         );
-        self.finish(engine, label, db, dataset, rows, secs, self.args.settle)
+        self.finish(engine, label, db, dataset, rows, secs, self.args.settle())
     }
 
     /// `threads` readers of `total / threads` gets each, Zipfian over the
@@ -651,7 +495,7 @@ fn json_line(workload: &str, rows: u64, ours: Option<Measured>, rocks: Option<Me
 }
 
 fn main() -> Result<()> {
-    let args = parse_args()?;
+    let args = Args::parse().normalized();
     let run = Run {
         config: Config::defaults(),
         args,
@@ -685,7 +529,7 @@ fn main() -> Result<()> {
         run.config.memstore_flush_size >> 20,
         run.config.background_jobs,
         run.config.block_cache_bytes >> 20,
-        run.args.settle,
+        run.args.settle(),
         run.args.isolate
     );
     for e in &run.args.engines {
@@ -753,13 +597,5 @@ mod tests {
         );
         let both = json_line("scan", 10, Some(Measured { ops_s: 500.0, ..m }), Some(m));
         assert!(both.contains("\"ratio\":0.500"), "{both}");
-    }
-
-    #[test]
-    fn workload_names_round_trip() {
-        for w in Workload::ALL {
-            assert_eq!(Workload::parse(w.name()).ok(), Some(w));
-        }
-        assert!(Workload::parse("load").is_err());
     }
 }

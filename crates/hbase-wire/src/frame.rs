@@ -9,6 +9,10 @@
 //! once it knows the method) and never interprets cell blocks (see
 //! [`crate::cellblock`]).
 //!
+//! One file because each byte layout drawn below sits beside its encoder
+//! and its incremental decoder, and the server decoder walks them in
+//! connection order; split, a reader would chase one frame across files.
+//!
 //! # Connection preamble (client → server, once)
 //!
 //! ```text

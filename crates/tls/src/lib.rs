@@ -2,8 +2,8 @@
 //! (`hbase.server.netty.tls.*`, `hbase.client.netty.tls.*`,
 //! `hbase.rpc.tls.*`, `hbase.ssl.enabled`, `hbase.thrift.ssl.enabled`).
 //!
-//! - [`store`]: PEM key stores and trust stores, read from the paths the
-//!   settings name;
+//! - [`store`]: key stores and trust stores (PEM, PKCS12 or JKS), read
+//!   from the paths the settings name; [`jks`]: Java's JKS format;
 //! - [`ServerTls`] ([`server`]): a port's TLS identity and client
 //!   certificate policy, and the acceptor that tells a TLS ClientHello
 //!   (first byte `0x16`) from plaintext, refusing plaintext when the port
@@ -27,6 +27,7 @@ pub mod error;
 pub mod grpc;
 pub mod handshake;
 pub mod identity;
+pub mod jks;
 pub mod server;
 pub mod store;
 pub mod stream;

@@ -366,15 +366,17 @@ settings! {
     tls_handshake_timeout_ms: u64 = 5_000, "hbase.client.netty.tls.handshaketimeout",
         "Longest a TLS handshake may take (ms), client and server side.";
     tls_keystore_location: String = "", "hbase.rpc.tls.keystore.location",
-        "PEM file with this process's private key and certificate chain (a server's identity; a client's for mutual TLS).";
+        "Key store with this process's private key and certificate chain (a server's identity; a client's for mutual TLS): a PEM, PKCS12 (.p12, .pfx) or JKS (.jks) file.";
     tls_keystore_type: String = "", "hbase.rpc.tls.keystore.type",
-        "Key store format: PEM (empty means PEM); JKS and PKCS12 are not read.";
+        "Key store format: PEM, PKCS12 or JKS; empty: from the file name's extension (.pem, .p12/.pfx, .jks), as HBase does.";
     tls_keystore_password: String = "", "hbase.rpc.tls.keystore.password",
-        "Must be empty: encrypted PEM keys are not read.";
+        "Password of a PKCS12 or JKS key store (and of its key); must be empty for PEM, whose keys are read unencrypted.";
     tls_truststore_location: String = "", "hbase.rpc.tls.truststore.location",
-        "PEM file of the CA certificates trusted for peers: a client's servers, a server's client certificates.";
+        "Trust store of the CA certificates trusted for peers (a client's servers, a server's client certificates): a PEM, PKCS12 or JKS file.";
     tls_truststore_type: String = "", "hbase.rpc.tls.truststore.type",
-        "Trust store format: PEM (empty means PEM).";
+        "Trust store format: PEM, PKCS12 or JKS; empty: from the file name's extension.";
+    tls_truststore_password: String = "", "hbase.rpc.tls.truststore.password",
+        "Password of a PKCS12 or JKS trust store; a JKS trust store may have none (its digest is then not checked, as Java does).";
     info_ssl_enabled: bool = false, "hbase.ssl.enabled",
         "The info ports (web UI, /metrics, /jmx) serve HTTPS only, with the hbase.rpc.tls.keystore.location identity.";
     thrift_ssl_enabled: bool = false, "hbase.thrift.ssl.enabled",
