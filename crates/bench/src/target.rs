@@ -216,12 +216,15 @@ impl Target {
     }
 
     /// A new HBase RPC connection to an HBase target, with `pool` TCP
-    /// connections per server (`hbase.client.ipc.pool.size`).
+    /// connections per server (`hbase.client.ipc.pool.size`), proving its
+    /// user with the HBase token of the token files when there is one
+    /// (`hadoop.token.files`, `HADOOP_TOKEN_FILE_LOCATION`).
     pub async fn hbase_connect(&self, pool: usize) -> Result<HBaseConnection> {
         let config = ClientConfig {
             pool_size: pool.max(1),
             ..ClientConfig::new(&self.addr)
-        };
+        }
+        .with_token_files(&self.settings)?;
         Ok(HBaseConnection::connect_with(config).await?)
     }
 

@@ -1,10 +1,31 @@
 //! [`ClientConfig`]: the client's settings, named and defaulted as the
 //! HBase Java client's (`hbase.client.*`, `hbase.rpc.timeout`).
 //!
-//! This module owns the defaults and the backoff schedule; it never opens
-//! a connection.
+//! This module owns the defaults, the backoff schedule and reading an
+//! HBase token from Hadoop token files; it never opens a connection.
 
+use crate::error::{ClientError, Result};
+use bytes::Bytes;
+use ferrobase_types::Settings;
 use std::time::Duration;
+
+/// An HBase authentication token (kind `HBASE_AUTH_TOKEN`): with one, a
+/// connection proves its user over SASL DIGEST-MD5 instead of claiming a
+/// name. Its `Debug` never shows the password.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Token {
+    pub identifier: Bytes,
+    pub password: Bytes,
+}
+
+impl std::fmt::Debug for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Token")
+            .field("identifier_bytes", &self.identifier.len())
+            .field("password", &"<hidden>")
+            .finish()
+    }
+}
 
 /// HBase's `HConstants.RETRY_BACKOFF`: multiples of the pause before
 /// retry n.
@@ -39,6 +60,13 @@ pub struct ClientConfig {
     pub scanner_caching: u32,
     /// `hbase.client.scanner.max.result.size` (default 2 MiB).
     pub scanner_max_result_size: u64,
+    /// The token connections authenticate with (SASL DIGEST-MD5); `None`:
+    /// SIMPLE, the `user` claimed.
+    pub token: Option<Token>,
+    /// `hbase.ipc.client.fallback-to-simple-auth-allowed` (default false,
+    /// as HBase): with a token, go on with SIMPLE when a server says it
+    /// does not authenticate, instead of failing.
+    pub fallback_to_simple: bool,
 }
 
 impl ClientConfig {
@@ -60,7 +88,44 @@ impl ClientConfig {
             pool_size: 1,
             scanner_caching: 1000,
             scanner_max_result_size: 2 << 20,
+            token: None,
+            fallback_to_simple: false,
         }
+    }
+
+    /// Takes the first HBase token of the Hadoop token files `settings`
+    /// names (`hadoop.token.files`, else `HADOOP_TOKEN_FILE_LOCATION`), as
+    /// the Java client's `UserGroupInformation` does: a file that does not
+    /// exist is skipped, one that cannot be read or decoded is an error
+    /// naming it. No token found leaves the config as it was.
+    pub fn with_token_files(mut self, settings: &Settings) -> Result<ClientConfig> {
+        for path in settings.token_file_paths() {
+            let bytes = match std::fs::read(&path) {
+                Ok(b) => b,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => {
+                    return Err(ClientError::Invalid(format!(
+                        "cannot read token file {} (hadoop.token.files, HADOOP_TOKEN_FILE_LOCATION): {e}",
+                        path.display()
+                    )));
+                }
+            };
+            let tokens = ferrobase_hbase_wire::token::decode_storage(&bytes).map_err(|e| {
+                ClientError::Invalid(format!(
+                    "token file {} is not a Hadoop token file: {e}",
+                    path.display()
+                ))
+            })?;
+            let kind = ferrobase_hbase_wire::token::TOKEN_KIND;
+            if let Some(t) = tokens.into_iter().find(|t| t.kind == kind) {
+                self.token = Some(Token {
+                    identifier: t.identifier.into(),
+                    password: t.password.into(),
+                });
+                return Ok(self);
+            }
+        }
+        Ok(self)
     }
 
     /// The wait before retry `attempt` (0-based), as HBase's

@@ -188,7 +188,7 @@ impl Connection {
 
 /// Asks `server` for the cluster id and the active master.
 async fn bootstrap(server: &str, config: &ClientConfig) -> Result<(String, String)> {
-    let conn = RpcConnection::connect(server, META_SERVICE, &config.user).await?;
+    let conn = RpcConnection::connect(server, META_SERVICE, config).await?;
     let cluster_id = match rpc::fetch_cluster_id(server, config.rpc_timeout).await {
         Ok(Some(id)) => id,
         _ => {
@@ -241,7 +241,7 @@ impl Connection {
         {
             return Ok(c.clone());
         }
-        let fresh = Arc::new(RpcConnection::connect(addr, service, &self.inner.config.user).await?);
+        let fresh = Arc::new(RpcConnection::connect(addr, service, &self.inner.config).await?);
         let mut pools = self.inner.pools.lock();
         let pool = pools.entry(key).or_default();
         pool.retain(|c| !c.is_dead());

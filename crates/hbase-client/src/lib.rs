@@ -17,9 +17,10 @@
 //! | [`error`] | [`ClientError`], naming HBase's exception classes |
 //!
 //! The bytes themselves (framing, messages, KeyValue cell blocks, names)
-//! are `ferrobase-hbase-wire`'s. Only SIMPLE authentication and the RPC
-//! registry (`hbase.client.bootstrap.servers`) are supported: no
-//! ZooKeeper, SASL or TLS. Nothing received is trusted: lengths and cell
+//! are `ferrobase-hbase-wire`'s. Authentication is SIMPLE, or an HBase
+//! token over SASL DIGEST-MD5 ([`ClientConfig::with_token_files`]); the
+//! RPC registry (`hbase.client.bootstrap.servers`) is the only one: no
+//! ZooKeeper, Kerberos or TLS. Nothing received is trusted: lengths and cell
 //! counts are checked before use, and bad bytes are an error, not a panic.
 //!
 //! ```no_run
@@ -49,7 +50,7 @@ pub mod table;
 
 pub use admin::Admin;
 pub use atomic::CheckAndMutate;
-pub use config::ClientConfig;
+pub use config::{ClientConfig, Token};
 pub use connection::Connection;
 pub use error::{ClientError, Result};
 pub use ferrobase_filter::CompareOp;

@@ -1,8 +1,10 @@
 //! [`RpcConnection`]: one TCP connection to one HBase server for one
 //! service, carrying many calls at once.
 //!
-//! This module owns the socket: the preamble (`HBas`, version 0, SIMPLE),
-//! the `ConnectionHeader` (service, user, `KeyValueCodec`), call ids, a
+//! This module owns the socket: the preamble (`HBas`, version 0, SIMPLE;
+//! or DIGEST and a SASL DIGEST-MD5 exchange proving the config's token,
+//! [`authenticate`]), the `ConnectionHeader` (service, the user when
+//! SIMPLE, `KeyValueCodec`), call ids, a
 //! writer task that sends every queued call in one write, and a reader task
 //! that matches each answer to its call by id (answers come back in any
 //! order, as HBase's server finishes them). A broken connection fails every
@@ -10,10 +12,12 @@
 //! owns the registry's one-shot `Regist` exchange ([`fetch_cluster_id`]).
 //! It never retries and never looks inside messages beyond the header.
 
+use crate::config::{ClientConfig, Token};
 use crate::error::{ClientError, Result};
 use bytes::{Bytes, BytesMut};
 use ferrobase_hbase_wire::cellblock::CellCodec;
 use ferrobase_hbase_wire::frame::{self, AuthMethod, DEFAULT_MAX_FRAME, ResponseFrame};
+use ferrobase_hbase_wire::sasl::{self, ServerReply, digest_md5::DigestMd5Client};
 use ferrobase_hbase_wire::{RemoteException, pb};
 use parking_lot::Mutex;
 use prost::Message;
@@ -81,16 +85,41 @@ async fn open(addr: &str) -> Result<TcpStream> {
 
 impl RpcConnection {
     /// Opens a connection to `addr` (`host:port`) for `service`
-    /// (`ClientService`, `MasterService`, `ClientMetaService`, ...) as
-    /// `user`.
-    pub async fn connect(addr: &str, service: &'static str, user: &str) -> Result<RpcConnection> {
-        let stream = open(addr).await?;
+    /// (`ClientService`, `MasterService`, `ClientMetaService`, ...): with
+    /// the config's token over SASL DIGEST-MD5, else as its `user`.
+    pub async fn connect(
+        addr: &str,
+        service: &'static str,
+        config: &ClientConfig,
+    ) -> Result<RpcConnection> {
+        let mut stream = open(addr).await?;
+        let simple = match &config.token {
+            Some(token) => {
+                let handshake = authenticate(&mut stream, addr, token, config.fallback_to_simple);
+                match tokio::time::timeout(config.rpc_timeout, handshake).await {
+                    Ok(r) => r?,
+                    Err(_) => {
+                        return Err(ClientError::Timeout {
+                            addr: addr.to_string(),
+                            method: "SASL".into(),
+                            millis: u64::try_from(config.rpc_timeout.as_millis())
+                                .unwrap_or(u64::MAX),
+                        });
+                    }
+                }
+            }
+            None => true,
+        };
         let (read, mut write) = stream.into_split();
         let mut hello = BytesMut::new();
-        frame::encode_preamble(&mut hello, AuthMethod::Simple);
+        if config.token.is_none() {
+            frame::encode_preamble(&mut hello, AuthMethod::Simple);
+        }
+        // An authenticated connection's user is the token's: HBase's
+        // client sends none in the header.
         let header = pb::ConnectionHeader {
-            user_info: Some(pb::UserInformation {
-                effective_user: user.to_string(),
+            user_info: simple.then(|| pb::UserInformation {
+                effective_user: config.user.clone(),
                 real_user: None,
             }),
             service_name: Some(service.to_string()),
@@ -286,6 +315,102 @@ async fn read_loop(mut read: OwnedReadHalf, shared: Arc<Shared>) {
             Err(e) => {
                 shared.close(format!("read failed: {e}"));
                 return;
+            }
+        }
+    }
+}
+
+/// A client nonce for DIGEST-MD5 (RFC 2831 asks for one the server cannot
+/// predict): std's randomly keyed hasher over the clock, twice, base64.
+fn cnonce() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut bytes = Vec::with_capacity(16);
+    for i in 0..2u8 {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        h.write_u128(now);
+        h.write_u8(i);
+        bytes.extend(h.finish().to_be_bytes());
+    }
+    sasl::base64_encode(&bytes)
+}
+
+/// The DIGEST preamble and the SASL DIGEST-MD5 exchange of HBase's
+/// `HBaseSaslRpcClient`: an empty first token, the server's challenge
+/// answered with the token's identifier and password (both base64, as
+/// HBase's `SaslClientCallbackHandler` gives them), the server's
+/// `rspauth` checked, so the server proved it knows the password too.
+/// True when the server told the client to go on with SIMPLE (allowed
+/// only with `fallback`); a refusal is the server's exception, not
+/// retried.
+async fn authenticate(
+    stream: &mut TcpStream,
+    addr: &str,
+    token: &Token,
+    fallback: bool,
+) -> Result<bool> {
+    let io = |e: std::io::Error| ClientError::ConnectionClosed {
+        addr: addr.to_string(),
+        reason: format!("during SASL: {e}"),
+    };
+    let bad = |e: sasl::SaslError| ClientError::Protocol(format!("SASL with {addr}: {e}"));
+    let mut out = BytesMut::new();
+    frame::encode_preamble(&mut out, AuthMethod::Digest);
+    sasl::encode_client_token(&mut out, b"").map_err(bad)?;
+    stream.write_all(&out).await.map_err(io)?;
+    let mut client = DigestMd5Client::new(
+        &sasl::base64_encode(&token.identifier),
+        sasl::base64_encode(&token.password).as_bytes(),
+        &cnonce(),
+        "null/default",
+    );
+    let mut buf = BytesMut::new();
+    let mut responded = false;
+    loop {
+        let reply = loop {
+            if let Some(r) = sasl::decode_server_reply(&mut buf).map_err(bad)? {
+                break r;
+            }
+            if stream.read_buf(&mut buf).await.map_err(io)? == 0 {
+                return Err(ClientError::ConnectionClosed {
+                    addr: addr.to_string(),
+                    reason: "closed during SASL authentication".into(),
+                });
+            }
+        };
+        match reply {
+            ServerReply::Error { class, message } => {
+                return Err(ClientError::Remote {
+                    class,
+                    message,
+                    do_not_retry: true,
+                });
+            }
+            ServerReply::SwitchToSimple if fallback => return Ok(true),
+            ServerReply::SwitchToSimple => {
+                return Err(ClientError::Invalid(format!(
+                    "{addr} does not authenticate (it asked for SIMPLE) and this client has a token; \
+                     allow it with hbase.ipc.client.fallback-to-simple-auth-allowed"
+                )));
+            }
+            ServerReply::Token(challenge) if !responded => {
+                let response = client.respond(&challenge).map_err(bad)?;
+                let mut out = BytesMut::new();
+                sasl::encode_client_token(&mut out, &response).map_err(bad)?;
+                stream.write_all(&out).await.map_err(io)?;
+                responded = true;
+            }
+            ServerReply::Token(rspauth) => {
+                client.verify(&rspauth).map_err(bad)?;
+                if !buf.is_empty() {
+                    return Err(ClientError::Protocol(format!(
+                        "{addr} sent {} bytes after SASL completed",
+                        buf.len()
+                    )));
+                }
+                return Ok(false);
             }
         }
     }
