@@ -3,43 +3,54 @@
 //! minting tokens for a user, and checking the token a DIGEST-MD5 client
 //! presents.
 //!
-//! The key lives in `auth/token-key` under the root, written once by
+//! The first key lives in `auth/token-key` under the root, written once by
 //! whichever process needs it first (`Storage::put_new`: of two racing
-//! creators one wins and the other reads the winner's key):
+//! creators one wins and the other reads the winner's key); each rolled
+//! key is a file `auth/token-keys/<id>` of the same form, created the same
+//! way:
 //!
 //! ```text
 //! ferrobase-token-key v1\n {"key_id":1,"secret":"<128 hex digits>","created_ms":N}\n <crc32c hex>\n
 //! ```
 //!
+//! Keys roll as HBase's do (`hbase.auth.key.update.interval`): the master
+//! (or standalone server) adds key N+1 once key N is that old
+//! ([`TokenAuthority::roll_if_due`]); new tokens use the newest key; a key
+//! checks tokens until none of its tokens can still be valid (created +
+//! update interval + `hbase.auth.token.max.lifetime`), and a rolled key
+//! file is deleted after that. A server that meets a token of a key it
+//! does not know reads the keys again (at most once a second), so a key
+//! rolled by the master is accepted everywhere without a restart.
+//!
 //! A token is HBase's: identifier bytes (`ferrobase_hbase_wire::token`,
 //! the user, key id, issue and expiry dates, a sequence number) and a
-//! password, HMAC-SHA1(secret, identifier bytes). Anyone holding the key
-//! file can mint tokens for any user, so it must be readable by the
-//! servers only. The key is not rolled: deleting the file and restarting
-//! every process invalidates every token (docs/security.md).
+//! password, HMAC-SHA1(secret, identifier bytes). Anyone holding a key
+//! file can mint tokens for any user, so they must be readable by the
+//! servers only. Deleting every key file and restarting every process
+//! invalidates every token (docs/security.md).
 //!
 //! This module never touches sockets; `hbase_rpc` asks it for the
 //! password of the identifier a client presents.
+
+mod key;
+
+pub use key::{KEY_PATH, ROLLED_KEYS_DIR, TokenKey};
+use key::{Keys, SECRET_BYTES, io, load_keys};
 
 use crate::error::{Result, ServerError};
 use ferrobase_hbase_wire::pb;
 use ferrobase_hbase_wire::token::{self, StoredToken, TOKEN_KIND};
 use ferrobase_proto::ErrorCode;
-use ferrobase_storage::checksummed_json;
 use ferrobase_storage::fs::Storage;
 use ferrobase_types::Settings;
-use ring::hmac;
-use ring::rand::{SecureRandom, SystemRandom};
-use serde::{Deserialize, Serialize};
+use parking_lot::RwLock;
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
-/// Where the key lives, relative to the storage root.
-pub const KEY_PATH: &str = "auth/token-key";
-const KEY_HEADER: &str = "ferrobase-token-key v1\n";
-/// Bytes of secret (HBase's keys are HMAC-SHA1 keys of this size).
-const SECRET_BYTES: usize = 64;
+/// Least time between two reads of the keys prompted by unknown key ids,
+/// so tokens naming made-up ids cannot make a server read storage often.
+const REFRESH_EVERY_MS: i64 = 1_000;
 /// The Java class HBase's server names when a token is refused; the Java
 /// client raises it as a `RemoteException` of this class.
 pub const INVALID_TOKEN_CLASS: &str = "org.apache.hadoop.security.token.SecretManager$InvalidToken";
@@ -82,115 +93,6 @@ impl Authentication {
     }
 }
 
-/// The key file's contents.
-#[derive(Serialize, Deserialize)]
-struct KeyFile {
-    key_id: i32,
-    /// Hex.
-    secret: String,
-    created_ms: u64,
-}
-
-/// A secret key for token passwords.
-#[derive(Clone)]
-pub struct TokenKey {
-    id: i32,
-    key: hmac::Key,
-}
-
-impl std::fmt::Debug for TokenKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // Never the secret.
-        f.debug_struct("TokenKey").field("id", &self.id).finish()
-    }
-}
-
-fn io(what: &str, e: impl std::fmt::Display) -> ServerError {
-    ServerError::new(ErrorCode::Io, format!("{what}: {e}"))
-}
-
-fn to_hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn from_hex(text: &str) -> Option<Vec<u8>> {
-    if !text.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
-        .collect()
-}
-
-impl TokenKey {
-    /// The root's key, created (random) when it has none yet.
-    pub fn load_or_create(fs: &dyn Storage) -> Result<TokenKey> {
-        let path = Path::new(KEY_PATH);
-        let shown = fs.display(path);
-        if let Some(bytes) = fs.read(path).map_err(|e| io(&shown, e))? {
-            return TokenKey::parse(&shown, &bytes);
-        }
-        let mut secret = [0u8; SECRET_BYTES];
-        SystemRandom::new()
-            .fill(&mut secret)
-            .map_err(|_| io(&shown, "no system randomness for a token key"))?;
-        let file = KeyFile {
-            key_id: 1,
-            secret: to_hex(&secret),
-            created_ms: now_ms().max(0) as u64,
-        };
-        let bytes = checksummed_json::encode(KEY_HEADER, &file).map_err(|e| io(&shown, e))?;
-        if fs.put_new(path, &bytes).map_err(|e| io(&shown, e))? {
-            return TokenKey::parse(&shown, &bytes);
-        }
-        // Another process created it first; its write may still be under
-        // way (`put_new` is not atomic for readers): read until whole.
-        let mut last = None;
-        for _ in 0..50 {
-            if let Some(bytes) = fs.read(path).map_err(|e| io(&shown, e))? {
-                match TokenKey::parse(&shown, &bytes) {
-                    Ok(k) => return Ok(k),
-                    Err(e) => last = Some(e),
-                }
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        Err(last.unwrap_or_else(|| io(&shown, "the token key vanished while being read")))
-    }
-
-    fn parse(shown: &str, bytes: &[u8]) -> Result<TokenKey> {
-        let file: KeyFile = checksummed_json::decode(KEY_HEADER, "token key", bytes)
-            .map_err(|(offset, e)| io(shown, format!("at byte {offset}: {e}")))?;
-        let secret = from_hex(&file.secret)
-            .filter(|s| s.len() >= 32)
-            .ok_or_else(|| io(shown, "the secret is not at least 32 bytes of hex"))?;
-        Ok(TokenKey::new(file.key_id, &secret))
-    }
-
-    /// A key from its id and secret bytes.
-    pub fn new(id: i32, secret: &[u8]) -> TokenKey {
-        TokenKey {
-            id,
-            key: hmac::Key::new(hmac::HMAC_SHA1_FOR_LEGACY_USE_ONLY, secret),
-        }
-    }
-
-    pub fn id(&self) -> i32 {
-        self.id
-    }
-
-    /// HBase's token password: HMAC-SHA1 of the identifier bytes.
-    pub fn password(&self, identifier: &[u8]) -> Vec<u8> {
-        hmac::sign(&self.key, identifier).as_ref().to_vec()
-    }
-
-    /// True when `password` is `identifier`'s, compared in constant time.
-    pub fn verify(&self, identifier: &[u8], password: &[u8]) -> bool {
-        hmac::verify(&self.key, identifier, password).is_ok()
-    }
-}
-
 /// Milliseconds since the epoch.
 pub fn now_ms() -> i64 {
     std::time::SystemTime::now()
@@ -230,34 +132,89 @@ impl Token {
 }
 
 /// Mints and checks one cluster's tokens.
-#[derive(Debug)]
 pub struct TokenAuthority {
-    key: TokenKey,
+    keys: RwLock<Arc<Keys>>,
+    /// The root, for reading keys again and rolling them; `None` for an
+    /// authority of fixed keys.
+    fs: Option<Arc<dyn Storage>>,
     cluster_id: String,
     lifetime_ms: i64,
+    update_interval_ms: i64,
     sequence: AtomicU64,
+    last_refresh_ms: AtomicI64,
+}
+
+impl std::fmt::Debug for TokenAuthority {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenAuthority")
+            .field("cluster_id", &self.cluster_id)
+            .field("keys", &self.keys.read().keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+fn ms(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
 }
 
 impl TokenAuthority {
-    /// Tokens of `key` for `cluster_id`, valid `lifetime_ms` after issue.
+    /// Tokens of `key` for `cluster_id`, valid `lifetime_ms` after issue;
+    /// the key never rolls.
     pub fn new(key: TokenKey, cluster_id: &str, lifetime_ms: u64) -> TokenAuthority {
+        TokenAuthority::with_keys(
+            Keys::from([(key.id(), key)]),
+            None,
+            cluster_id,
+            lifetime_ms,
+            u64::MAX,
+        )
+    }
+
+    fn with_keys(
+        keys: Keys,
+        fs: Option<Arc<dyn Storage>>,
+        cluster_id: &str,
+        lifetime_ms: u64,
+        update_interval_ms: u64,
+    ) -> TokenAuthority {
         TokenAuthority {
-            key,
+            keys: RwLock::new(Arc::new(keys)),
+            fs,
             cluster_id: cluster_id.to_string(),
-            lifetime_ms: i64::try_from(lifetime_ms).unwrap_or(i64::MAX),
+            lifetime_ms: ms(lifetime_ms),
+            update_interval_ms: ms(update_interval_ms),
             // Distinct sequence numbers across restarts without shared state.
             sequence: AtomicU64::new(now_ms().max(0) as u64),
+            last_refresh_ms: AtomicI64::new(0),
         }
     }
 
-    /// The authority of the root `fs` (its key created if needed), with
-    /// `settings`' token lifetime.
+    /// The authority of the root `fs` as it is now (its first key created
+    /// if needed), with `settings`' token lifetime: what `ferrobase token
+    /// create` mints with.
     pub fn open(fs: &dyn Storage, cluster_id: &str, settings: &Settings) -> Result<Arc<Self>> {
-        let key = TokenKey::load_or_create(fs)?;
-        Ok(Arc::new(TokenAuthority::new(
-            key,
+        Ok(Arc::new(TokenAuthority::with_keys(
+            load_keys(fs)?,
+            None,
             cluster_id,
             settings.auth_token_max_lifetime_ms,
+            settings.auth_key_update_interval_ms,
+        )))
+    }
+
+    /// [`open`](Self::open) for a server: it reads the keys again when a
+    /// token names one it does not know, and can roll them.
+    pub fn open_shared(
+        fs: Arc<dyn Storage>,
+        cluster_id: &str,
+        settings: &Settings,
+    ) -> Result<Arc<Self>> {
+        Ok(Arc::new(TokenAuthority::with_keys(
+            load_keys(&*fs)?,
+            Some(fs),
+            cluster_id,
+            settings.auth_token_max_lifetime_ms,
+            settings.auth_key_update_interval_ms,
         )))
     }
 
@@ -265,19 +222,98 @@ impl TokenAuthority {
         &self.cluster_id
     }
 
-    /// A token for `user` issued at `issued_ms`.
+    /// The key ids known now, oldest first.
+    pub fn key_ids(&self) -> Vec<i32> {
+        self.keys.read().keys().copied().collect()
+    }
+
+    fn current(&self) -> Option<TokenKey> {
+        self.keys.read().values().next_back().cloned()
+    }
+
+    /// When tokens of `key` can no longer be valid: a token is minted at
+    /// most one update interval after its key, and lives its lifetime.
+    fn key_expires_ms(&self, key: &TokenKey) -> i64 {
+        key.created_ms()
+            .saturating_add(self.update_interval_ms)
+            .saturating_add(self.lifetime_ms)
+    }
+
+    /// Reads the keys from the root again (a server meeting a key id it
+    /// does not know), at most once a [`REFRESH_EVERY_MS`].
+    fn refresh(&self, now_ms: i64) {
+        let Some(fs) = &self.fs else { return };
+        let last = self.last_refresh_ms.load(Ordering::Relaxed);
+        if now_ms.saturating_sub(last) < REFRESH_EVERY_MS
+            || self
+                .last_refresh_ms
+                .compare_exchange(last, now_ms, Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+        {
+            return;
+        }
+        match load_keys(&**fs) {
+            Ok(keys) => *self.keys.write() = Arc::new(keys),
+            Err(e) => tracing::warn!(error = %e.message, "cannot read the token keys again"),
+        }
+    }
+
+    /// Rolls the key when the newest is `hbase.auth.key.update.interval`
+    /// old, and deletes rolled key files whose tokens have all expired
+    /// (never the newest). True when this call added a key. A blocking
+    /// storage call: run it off the async threads.
+    pub fn roll_if_due(&self, now_ms: i64) -> Result<bool> {
+        let Some(fs) = &self.fs else { return Ok(false) };
+        let keys = load_keys(&**fs)?;
+        let Some(newest) = keys.values().next_back().cloned() else {
+            return Ok(false);
+        };
+        let mut rolled = false;
+        let mut keys = keys;
+        if now_ms.saturating_sub(newest.created_ms()) >= self.update_interval_ms {
+            let id = newest.id().saturating_add(1);
+            let path = Path::new(ROLLED_KEYS_DIR).join(id.to_string());
+            fs.create_dir_all(Path::new(ROLLED_KEYS_DIR))
+                .map_err(|e| io(ROLLED_KEYS_DIR, e))?;
+            if let Some(k) = TokenKey::create(&**fs, &path, id, now_ms)? {
+                tracing::info!(key_id = id, "token key rolled");
+                keys.insert(id, k);
+                rolled = true;
+            }
+        }
+        let newest_id = keys.keys().next_back().copied();
+        let expired: Vec<i32> = keys
+            .values()
+            .filter(|k| Some(k.id()) != newest_id && k.id() != 1 && self.key_expires_ms(k) < now_ms)
+            .map(|k| k.id())
+            .collect();
+        for id in expired {
+            let path = Path::new(ROLLED_KEYS_DIR).join(id.to_string());
+            fs.delete(&path).map_err(|e| io(&fs.display(&path), e))?;
+            keys.remove(&id);
+            tracing::info!(key_id = id, "expired token key deleted");
+        }
+        *self.keys.write() = Arc::new(keys);
+        Ok(rolled)
+    }
+
+    /// A token for `user` issued at `issued_ms`, with the newest key.
     pub fn mint(&self, user: &str, issued_ms: i64) -> Token {
+        // An authority always holds at least its first key.
+        let key = self
+            .current()
+            .unwrap_or_else(|| TokenKey::new(0, &[0; SECRET_BYTES]));
         let id = pb::TokenIdentifier {
             kind: pb::token_identifier::Kind::HbaseAuthToken as i32,
             username: user.as_bytes().to_vec().into(),
-            key_id: self.key.id(),
+            key_id: key.id(),
             issue_date: Some(issued_ms),
             expiration_date: Some(issued_ms.saturating_add(self.lifetime_ms)),
             sequence_number: Some(self.sequence.fetch_add(1, Ordering::Relaxed) as i64),
         };
         let identifier = token::encode_identifier(&id);
         Token {
-            password: self.key.password(&identifier),
+            password: key.password(&identifier),
             identifier,
             service: self.cluster_id.clone(),
         }
@@ -291,8 +327,8 @@ impl TokenAuthority {
         password: &[u8],
         now_ms: i64,
     ) -> std::result::Result<String, String> {
-        let (user, _) = self.check(identifier, now_ms)?;
-        if !self.key.verify(identifier, password) {
+        let (user, key) = self.checked(identifier, now_ms)?;
+        if !key.verify(identifier, password) {
             return Err(
                 "its password does not match its identifier (a forged or altered token)".into(),
             );
@@ -308,13 +344,38 @@ impl TokenAuthority {
         identifier: &[u8],
         now_ms: i64,
     ) -> std::result::Result<(String, Vec<u8>), String> {
+        let (user, key) = self.checked(identifier, now_ms)?;
+        Ok((user, key.password(identifier)))
+    }
+
+    fn checked(
+        &self,
+        identifier: &[u8],
+        now_ms: i64,
+    ) -> std::result::Result<(String, TokenKey), String> {
         let id = token::decode_identifier(identifier)
             .map_err(|e| format!("Can't de-serialize tokenIdentifier: {e}"))?;
-        if id.key_id != self.key.id() {
+        let known = |this: &Self| this.keys.read().get(&id.key_id).cloned();
+        let key = match known(self) {
+            Some(k) => k,
+            None => {
+                self.refresh(now_ms);
+                known(self).ok_or_else(|| {
+                    format!(
+                        "Unknown master key for token (id={}); this cluster's keys are {:?} (was the token minted for another cluster, or its key deleted?)",
+                        id.key_id,
+                        self.key_ids()
+                    )
+                })?
+            }
+        };
+        // The newest key never expires here: it is the one minting, even
+        // when no master has been running to roll it.
+        let newest = self.keys.read().keys().next_back().copied();
+        if Some(key.id()) != newest && self.key_expires_ms(&key) < now_ms {
             return Err(format!(
-                "Unknown master key for token (id={}); this cluster's key is {} (was the token minted for another cluster or before {KEY_PATH} was replaced?)",
-                id.key_id,
-                self.key.id()
+                "Unknown master key for token (id={}): the key has expired",
+                id.key_id
             ));
         }
         let expires = id.expiration_date.unwrap_or(0);
@@ -329,8 +390,27 @@ impl TokenAuthority {
         if user.is_empty() {
             return Err("the token names no user".into());
         }
-        Ok((user, self.key.password(identifier)))
+        Ok((user, key))
     }
+}
+
+/// Rolls `authority`'s key when due, checking a few times per update
+/// interval (at most once a minute), until the authority is dropped.
+pub fn spawn_key_roller(authority: &Arc<TokenAuthority>) {
+    let weak = Arc::downgrade(authority);
+    let every = std::time::Duration::from_millis(
+        (authority.update_interval_ms / 4).clamp(100, 60_000) as u64,
+    );
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(every).await;
+            let Some(a) = weak.upgrade() else { return };
+            let outcome = tokio::task::spawn_blocking(move || a.roll_if_due(now_ms())).await;
+            if let Ok(Err(e)) = outcome {
+                tracing::warn!(error = %e.message, "cannot roll the token key");
+            }
+        }
+    });
 }
 
 /// What this process shows other servers when it calls them (the master's
@@ -373,6 +453,7 @@ impl Credentials {
 
 #[cfg(test)]
 mod tests {
+    use super::key::to_hex;
     use super::*;
     use ferrobase_storage::fs::LocalFs;
 
@@ -435,6 +516,58 @@ mod tests {
         .unwrap();
         let e = TokenKey::load_or_create(&fs).unwrap_err();
         assert!(e.message.contains("checksum mismatch"), "{}", e.message);
+    }
+
+    #[test]
+    fn keys_roll_are_found_by_other_servers_and_expire() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs: Arc<dyn Storage> = Arc::new(LocalFs::new(dir.path()));
+        let settings = Settings {
+            auth_key_update_interval_ms: 1_000,
+            auth_token_max_lifetime_ms: 5_000,
+            ..Settings::default()
+        };
+        let master = TokenAuthority::open_shared(fs.clone(), "c", &settings).unwrap();
+        let region_server = TokenAuthority::open_shared(fs.clone(), "c", &settings).unwrap();
+        assert_eq!(master.key_ids(), [1]);
+        let t0 = master.current().unwrap().created_ms();
+        let old = master.mint("alice", t0);
+
+        // Not due yet; then due: key 2 mints.
+        assert!(!master.roll_if_due(t0 + 999).unwrap());
+        assert!(master.roll_if_due(t0 + 1_000).unwrap());
+        assert_eq!(master.key_ids(), [1, 2]);
+        let new = master.mint("bob", t0 + 1_000);
+        assert_eq!(token::decode_identifier(&new.identifier).unwrap().key_id, 2);
+        // The region server has never seen key 2: it reads the keys again.
+        assert_eq!(
+            region_server.verify(&new.identifier, &new.password, t0 + 1_500),
+            Ok("bob".to_string())
+        );
+        assert_eq!(region_server.key_ids(), [1, 2]);
+        // Key 1's tokens still check until they expire.
+        assert_eq!(
+            region_server.verify(&old.identifier, &old.password, t0 + 1_500),
+            Ok("alice".to_string())
+        );
+        // A racing roller (another master) adds no second key 3.
+        assert!(master.roll_if_due(t0 + 2_000).unwrap());
+        assert!(!region_server.roll_if_due(t0 + 2_000).unwrap());
+        assert_eq!(region_server.key_ids(), [1, 2, 3]);
+
+        // Past key 2's last possible token: its file goes, its tokens are
+        // refused by the key's expiry; the first key's file stays.
+        let after = t0 + 1_000 + 1_000 + 5_000 + 1;
+        master.roll_if_due(after).unwrap();
+        assert!(!dir.path().join(ROLLED_KEYS_DIR).join("2").exists());
+        assert!(dir.path().join(KEY_PATH).exists());
+        let e = master.check(&new.identifier, after).unwrap_err();
+        assert!(e.contains("Unknown master key for token (id=2)"), "{e}");
+        // Made-up key ids are refused without a storage read storm.
+        let forged =
+            TokenAuthority::new(TokenKey::new(99, &[1; 64]), "c", 5_000).mint("mallory", after);
+        let e = region_server.check(&forged.identifier, after).unwrap_err();
+        assert!(e.contains("id=99"), "{e}");
     }
 
     #[test]

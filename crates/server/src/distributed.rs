@@ -286,6 +286,11 @@ pub async fn run_master(
     // Read once: the master's calls to region servers and its HBase RPC
     // port share the root's token key.
     let token_authority = tokens(&cfg)?;
+    // Masters roll the key (HBase's leader does; two racing masters create
+    // the next key file once).
+    if let Some(t) = &token_authority {
+        crate::auth::spawn_key_roller(t);
+    }
     let coordination = Arc::new(EtcdCoordination::new(
         client.clone(),
         tokio::runtime::Handle::current(),
@@ -406,7 +411,7 @@ fn tokens(cfg: &ClusterConfig) -> Result<Option<Arc<crate::auth::TokenAuthority>
         return Ok(None);
     }
     let cluster_id = crate::hbase_rpc::cluster_id_for_root(&cfg.root.url());
-    crate::auth::TokenAuthority::open(&*cfg.root, &cluster_id, &cfg.settings).map(Some)
+    crate::auth::TokenAuthority::open_shared(cfg.root.clone(), &cluster_id, &cfg.settings).map(Some)
 }
 
 fn lost() -> ServerError {

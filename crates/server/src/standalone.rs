@@ -72,8 +72,8 @@ impl Standalone {
         let (region_server, master, tokens) = tokio::task::spawn_blocking(move || {
             // Tokens need the root's shared key (created on first use).
             let tokens = match authentication.is_secure() {
-                true => Some(crate::auth::TokenAuthority::open(
-                    &*fs,
+                true => Some(crate::auth::TokenAuthority::open_shared(
+                    fs.clone(),
                     crate::hbase_rpc::STANDALONE_CLUSTER_ID,
                     &settings,
                 )?),
@@ -91,6 +91,9 @@ impl Standalone {
         })
         .await
         .map_err(|e| ServerError::new(ErrorCode::Internal, e.to_string()))??;
+        if let Some(t) = &tokens {
+            crate::auth::spawn_key_roller(t);
+        }
 
         let (tx, rx) = oneshot::channel::<()>();
         let start_code = std::time::SystemTime::now()

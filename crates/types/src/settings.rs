@@ -389,6 +389,8 @@ settings! {
         "With hbase.security.authentication=kerberos/token, still accept SIMPLE HBase RPC connections (the claimed user name) from clients without a token or certificate.";
     auth_token_max_lifetime_ms: u64 = 604_800_000, "hbase.auth.token.max.lifetime",
         "How long (ms) an authentication token stays valid after it is issued (ferrobase token create, AuthenticationService.GetAuthenticationToken).";
+    auth_key_update_interval_ms: u64 = 86_400_000, "hbase.auth.key.update.interval",
+        "How often (ms) the master (or standalone server) rolls the token key: new tokens use the new key, older keys keep checking their tokens until those can no longer be valid (this interval plus hbase.auth.token.max.lifetime), then are deleted.";
     superuser: String = "", "hbase.superuser",
         "Comma-separated users with every permission everywhere; the user who started the server is always one.";
     client_user: String = "", "hbase.client.user",
