@@ -143,27 +143,80 @@ impl RegionServer {
         }
         let region = self.engine.open_region(table, info)?;
         if !already {
-            match crate::recovered::replay(&region) {
-                Ok(nonces) => self.nonces.applied_from_wal(nonces),
+            // Operations its WAL replay or recovered edits applied, or a
+            // clean close handed over: a retry is answered once.
+            match crate::recovered::replay(&region, region.take_replayed_nonces()) {
+                Ok(nonces) => self.nonces.applied_from_wal(&table.name, nonces),
                 Err(e) => {
                     let _ = region.close();
                     return Err(e);
                 }
             }
-            // Operations its WAL replay applied: a retry is answered once.
-            self.nonces.applied_from_wal(region.take_replayed_nonces());
         }
         self.mark_online(id);
         Ok(())
     }
 
-    /// Takes a region offline (flushing it) and closes its scanners.
+    /// Takes a region offline (flushing it) and closes its scanners. The
+    /// nonces of its recent operations are left in its directory for its
+    /// next opener (a move, a disable and enable, a restart), which learns
+    /// them before it serves: a retry of an operation applied here is
+    /// answered there, not applied again.
     pub fn close_region(&self, id: u64) -> Result<()> {
         self.scanners.close_region(id);
         if let Some(r) = self.engine.region(id) {
+            if r.is_closed() {
+                return Ok(());
+            }
             r.close()?;
+            // The region is closed either way: a file that could not be
+            // written costs only the hand-over (as before it existed).
+            if let Err(e) = self.hand_over_nonces(&r) {
+                tracing::warn!(region = %r.info().name(), error = %e, "could not leave the region's nonces for its next opener");
+            }
         }
         Ok(())
+    }
+
+    /// Writes the nonces of `region`'s rows (closed) beside it.
+    fn hand_over_nonces(&self, region: &Region) -> Result<()> {
+        self.leave_nonces(region.info(), region.dir())
+    }
+
+    /// Writes the nonces of the rows of `info` (a region not serving here:
+    /// closed, or a daughter not yet opened) in `dir`, its directory, for
+    /// whoever opens it next.
+    pub(crate) fn leave_nonces(&self, info: &RegionInfo, dir: &Path) -> Result<()> {
+        let nonces = self.nonces.applied_in(info);
+        if nonces.is_empty() {
+            return Ok(());
+        }
+        let name = crate::recovered::unique_name();
+        ferrobase_storage::wal::split::write_nonces(
+            &**self.engine.fs(),
+            dir,
+            info.id,
+            &name,
+            &nonces,
+        )?;
+        tracing::debug!(region = %info.name(), nonces = nonces.len(), "left the region's nonces for its next opener");
+        Ok(())
+    }
+
+    /// Closes every region as [`close_region`](Self::close_region) does
+    /// (their nonces left for their next opener), then the engine.
+    pub fn close_all(&self) -> Result<()> {
+        let mut first_err = None;
+        for r in self.engine.regions() {
+            if let Err(e) = self.close_region(r.info().id) {
+                first_err.get_or_insert(e);
+            }
+        }
+        self.engine.close()?;
+        match first_err {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 
     /// Flushes a region and waits.
@@ -427,8 +480,11 @@ impl RegionServer {
         if nonce != 0 {
             m.nonce = Some((group, nonce));
         }
-        let cells = match self.nonces.start(group, nonce) {
-            crate::nonces::Start::Duplicate => self.current_cells(region, &m)?,
+        let table = self.region(region)?.info().table.clone();
+        let cells = match self.nonces.start_on(group, nonce, &table, &row) {
+            crate::nonces::Start::Duplicate | crate::nonces::Start::DuplicateFailedCheck => {
+                self.current_cells(region, &m)?
+            }
             crate::nonces::Start::Proceed => {
                 let done = self.read_modify_write_row(region, m, append);
                 self.nonces.end(group, nonce, done.is_ok());
@@ -443,7 +499,7 @@ impl RegionServer {
 
     /// The newest cells of the columns `m` names (the answer to a retried
     /// increment or append that was already applied).
-    fn current_cells(&self, region: u64, m: &RowMutation) -> Result<Vec<Cell>> {
+    pub(crate) fn current_cells(&self, region: u64, m: &RowMutation) -> Result<Vec<Cell>> {
         let r = self.region(region)?;
         if !r.info().contains_row(&m.row) {
             return Err(ServerError::new(

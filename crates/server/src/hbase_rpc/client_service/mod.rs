@@ -268,9 +268,10 @@ fn read_modify_write_once(
     if nonce != 0 {
         m.nonce = Some((group, nonce));
     }
-    match manager.start(group, nonce) {
+    let table = table_of(rs, region)?;
+    match manager.start_on(group, nonce, &table, &m.row) {
         // The caller's own applied cells: HBase answers them without READ.
-        Start::Duplicate => get_result(
+        Start::Duplicate | Start::DuplicateFailedCheck => get_result(
             rs,
             region,
             &duplicate_as_get(&m),
