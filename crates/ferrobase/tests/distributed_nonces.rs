@@ -19,7 +19,9 @@
 //! must be answered 1 and leave the counter at 1.
 //!
 //! Then the nonce must reach the retry's server through a split followed
-//! by a kill, and through a graceful move (the balancer).
+//! by a kill, through a graceful move (the balancer), and a checkAndMutate
+//! cut off after its apply (crash point `check-and-mutate-after-apply`)
+//! must be answered with its first outcome.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod cluster;
@@ -366,5 +368,58 @@ async fn an_increment_retried_after_a_move_is_applied_once() -> Result<()> {
     assert_eq!(counter(&conn, row).await?, 7, "and not applied twice");
     let v = increment_at(&target, region_id, row, 7, (MARKED.0, 3)).await?;
     assert_eq!(v, 14, "a new nonce applies");
+    Ok(())
+}
+
+/// A checkAndMutate cut off after its apply: the holder aborts (crash
+/// point `check-and-mutate-after-apply`) right after applying the
+/// client's first checkAndMutate ("put if absent") and before answering.
+/// The client retries it with the same nonce once the region is on the
+/// survivor, which learned the nonce from the dead server's WAL: the
+/// answer is the first outcome, "applied", where checking anew would find
+/// the value and answer "not applied".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_check_and_mutate_applied_but_not_answered_gets_its_outcome() -> Result<()> {
+    let _turn = ONE_CLUSTER_AT_A_TIME.lock().await;
+    let mut c = cluster::Cluster::start(1, 0, &[])?;
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_ferrobase"));
+    cmd.env("FERROBASE_CRASH_AT", "check-and-mutate-after-apply");
+    let dying = cluster::Node::spawn_with(
+        cmd,
+        "127.0.0.1",
+        cluster::free_port()?,
+        "regionserver",
+        &c.etcd.url,
+        &c.root_url,
+        &[],
+    )?;
+    dying.wait_line("listening on", Duration::from_secs(30))?;
+    let dying_addr = dying.address();
+    c.servers.push(dying);
+    let conn = Connection::connect(&c.master_addresses(), cluster::client_settings())?;
+    cluster::wait_servers(&conn, 1).await?;
+    let desc = TableDescriptor::new("nt", vec![FamilyDescriptor::new("f")?])?;
+    conn.admin().create_table(&desc, &[]).await?;
+    assert_eq!(cluster::holder(&conn, "nt", b"c").await?, dying_addr);
+    c.add_server()?;
+
+    let t = conn.table("nt");
+    let put = |v: &'static str| RowMutation::new("c").put("f", "q", v);
+    assert!(
+        t.check_and_mutate("f", "q", None, put("first")).await?,
+        "the retry answers the first outcome: applied"
+    );
+    let holder = cluster::holder(&conn, "nt", b"c").await?;
+    assert_ne!(holder, dying_addr, "the region moved to the survivor");
+    let status = c.servers[0].wait_exit(Duration::from_secs(30))?;
+    assert!(!status.success(), "{status:?}");
+    let got = t.get(Get::new("c")).await?;
+    assert_eq!(got.value(b"f", b"q").map(|v| &v[..]), Some(&b"first"[..]));
+    // The next ones check as usual.
+    assert!(!t.check_and_mutate("f", "q", None, put("second")).await?);
+    assert!(
+        t.check_and_mutate("f", "q", Some("first".into()), put("third"))
+            .await?
+    );
     Ok(())
 }

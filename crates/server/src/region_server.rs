@@ -595,9 +595,11 @@ impl RegionServer {
     }
 
     /// Applies `mutation` when the column holds `expected` (or is absent
-    /// when `expected` is `None`), under the row lock.
+    /// when `expected` is `None`), under the row lock. A call tagged with a
+    /// nonce is answered once per pair: a retry gets the first call's
+    /// outcome ([`checked_once`](Self::checked_once)).
     pub fn check_and_mutate(&self, req: pb::CheckAndMutateRequest) -> Result<bool> {
-        let mutations = cellblock::decode_mutations(req.mutation)?;
+        let mut mutations = cellblock::decode_mutations(req.mutation)?;
         if mutations.len() != 1 || mutations[0].row != req.row {
             return Err(ServerError::new(
                 ErrorCode::InvalidRequest,
@@ -605,18 +607,60 @@ impl RegionServer {
             ));
         }
         let expected = req.expected;
-        self.check_and_mutate_row(
-            req.region_id,
-            &req.row,
-            (req.family, req.qualifier),
-            (0, u64::MAX),
-            move |current| match (&expected, current) {
-                (None, None) => true,
-                (Some(e), Some(c)) => *e == c.value,
-                _ => false,
-            },
-            mutations,
-        )
+        let (region, row) = (req.region_id, req.row);
+        let (family, qualifier) = (req.family, req.qualifier);
+        self.checked_once(region, &row, (req.nonce_group, req.nonce), |nonce| {
+            for m in &mut mutations {
+                m.nonce = nonce;
+            }
+            self.check_and_mutate_row(
+                region,
+                &row,
+                (family, qualifier),
+                (0, u64::MAX),
+                move |current| match (&expected, current) {
+                    (None, None) => true,
+                    (Some(e), Some(c)) => *e == c.value,
+                    _ => false,
+                },
+                mutations,
+            )
+        })
+    }
+
+    /// Runs a checked call tagged `(group, nonce)` (nonce 0: none) on `row`
+    /// of `region` once per pair. `call` gets the pair to log with its
+    /// edits (so a server that replays them knows it applied) and returns
+    /// whether the check passed. A retry of a pair seen here is answered
+    /// with the first outcome without checking again: `true` when it
+    /// applied (here or on a server whose WAL or closed region this one
+    /// read), `false` when its check failed here. A check that failed on a
+    /// server that died since is not known: its retry is checked anew,
+    /// once, which the caller cannot tell from a first call.
+    pub fn checked_once(
+        &self,
+        region: u64,
+        row: &Bytes,
+        (group, nonce): (u64, u64),
+        call: impl FnOnce(Option<(u64, u64)>) -> Result<bool>,
+    ) -> Result<bool> {
+        let table = self.region(region)?.info().table.clone();
+        match self.nonces.start_on(group, nonce, &table, row) {
+            crate::nonces::Start::Duplicate => Ok(true),
+            crate::nonces::Start::DuplicateFailedCheck => Ok(false),
+            crate::nonces::Start::Proceed => {
+                let done = call((nonce != 0).then_some((group, nonce)));
+                match done {
+                    Ok(true) => {
+                        self.nonces.end(group, nonce, true);
+                        crate::crash_point::reached("check-and-mutate-after-apply");
+                    }
+                    Ok(false) => self.nonces.end_failed_check(group, nonce),
+                    Err(_) => self.nonces.end(group, nonce, false),
+                }
+                done
+            }
+        }
     }
 
     /// Applies `mutations` (all of `row`, as one atomic batch) when `check`
