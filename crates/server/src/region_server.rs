@@ -563,6 +563,7 @@ impl RegionServer {
             read.add_column(c.family.clone(), Bytes::copy_from_slice(c.qualifier));
         }
         let current = r.get(&read)?;
+        let mut computed: Vec<Cell> = Vec::new();
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
@@ -588,10 +589,33 @@ impl RegionServer {
                 };
                 Bytes::copy_from_slice(&base.wrapping_add(amount).to_be_bytes())
             };
+            computed.push(Cell {
+                row: m.row.clone(),
+                family: c.family.clone(),
+                qualifier: Bytes::copy_from_slice(c.qualifier),
+                timestamp: ts,
+                cell_type: CellType::Put,
+                value: new.clone(),
+            });
             out = out.put_at(c.family.clone(), c.qualifier, ts, new);
         }
         r.mutate(out)?;
-        Ok(r.get(&read)?)
+        // Applied: from here on the call must not fail, or its nonce would
+        // be forgotten and the client's retry applied again. A split or
+        // move can close the region right after the write (the read-back
+        // then fails); the answer is then the cells just written.
+        match r.get(&read) {
+            Ok(cells) => Ok(cells),
+            Err(_) => {
+                // A column named twice: the last put is the one stored.
+                computed.reverse();
+                computed.sort_by(|a, b| (&a.family, &a.qualifier).cmp(&(&b.family, &b.qualifier)));
+                computed.dedup_by(|later, earlier| {
+                    later.family == earlier.family && later.qualifier == earlier.qualifier
+                });
+                Ok(computed)
+            }
+        }
     }
 
     /// Applies `mutation` when the column holds `expected` (or is absent

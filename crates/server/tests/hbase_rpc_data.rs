@@ -340,7 +340,6 @@ async fn a_retried_check_and_mutate_gets_its_first_outcome() {
                 ..Default::default()
             }),
             nonce_group: Some(42),
-            ..Default::default()
         };
         (req, block)
     };

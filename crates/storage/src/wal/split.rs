@@ -167,6 +167,10 @@ pub fn split_wal_dir(
     split_wal_dir_routed(fs, wal_dir, server, region_dir, &|_, _| None)
 }
 
+/// For an edit of a region that no longer exists (its id) and its row,
+/// the region now holding the row: its id and directory.
+pub type Successor<'a> = &'a dyn Fn(u64, &[u8]) -> Option<(u64, PathBuf)>;
+
 /// [`split_wal_dir`] that also keeps the nonces of regions split or merged
 /// away: for an edit of a region `region_dir` does not know, `successor`
 /// gives the region that now holds the edit's row (its id and directory),
@@ -180,7 +184,7 @@ pub fn split_wal_dir_routed(
     wal_dir: &Path,
     server: &str,
     region_dir: &dyn Fn(u64) -> Option<PathBuf>,
-    successor: &dyn Fn(u64, &[u8]) -> Option<(u64, PathBuf)>,
+    successor: Successor<'_>,
 ) -> Result<SplitReport> {
     let mut by_region: BTreeMap<u64, Vec<WalEdit>> = BTreeMap::new();
     let mut report = SplitReport::default();
