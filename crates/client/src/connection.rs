@@ -11,9 +11,10 @@
 //! `ferrobase_tls`).
 //!
 //! Each connection is a nonce group (HBase's per-client nonce group): every
-//! increment and append draws a nonce from it and sends the pair on each
-//! retry, so the server applies it once even when a retry follows a call
-//! that was applied but not answered (a failover, a fenced server, a
+//! increment, append and check-and-mutate draws a nonce from it and sends
+//! the pair on each retry, so the server applies it once (and answers a
+//! check-and-mutate's retry with its first outcome) even when a retry
+//! follows a call that was applied but not answered (a failover, a fenced server, a
 //! broken connection). This module never interprets rows.
 
 use crate::admin::Admin;
@@ -227,8 +228,9 @@ impl Connection {
 }
 
 impl Inner {
-    /// A fresh `(nonce group, nonce)` for one increment or append; unique
-    /// within the group (a counter from a random start, skipping 0).
+    /// A fresh `(nonce group, nonce)` for one increment, append or
+    /// check-and-mutate; unique within the group (a counter from a random
+    /// start, skipping 0).
     pub(crate) fn new_nonce(&self) -> (u64, u64) {
         loop {
             let n = self.next_nonce.fetch_add(1, Ordering::Relaxed);
@@ -375,30 +377,12 @@ impl Inner {
 
     /// Runs `call` until it succeeds, fails for good, or
     /// `hbase.client.retries.number` retries are spent; drops the location
-    /// cache of `table` when a region was not where the cache said.
-    pub(crate) async fn retry<T, F, Fut>(&self, table: &str, call: F) -> Result<T>
-    where
-        F: FnMut() -> Fut,
-        Fut: Future<Output = Result<T>>,
-    {
-        self.retry_calls(table, true, call).await
-    }
-
-    /// [`retry`](Self::retry) for a call that must not be applied twice and
-    /// carries no nonce (check-and-mutate): a failure after which it may
-    /// have been applied ([`ClientError::ambiguous`]) is returned, not
-    /// retried. Increments and appends carry a nonce and use
-    /// [`retry`](Self::retry): the server answers a retry of an applied
-    /// one without applying it again.
-    pub(crate) async fn retry_once_applied<T, F, Fut>(&self, table: &str, call: F) -> Result<T>
-    where
-        F: FnMut() -> Fut,
-        Fut: Future<Output = Result<T>>,
-    {
-        self.retry_calls(table, false, call).await
-    }
-
-    async fn retry_calls<T, F, Fut>(&self, table: &str, idempotent: bool, mut call: F) -> Result<T>
+    /// cache of `table` when a region was not where the cache said. Every
+    /// call is safe to repeat after a failure that may have applied it
+    /// ([`ClientError::ambiguous`]): puts, deletes and reads are
+    /// idempotent, and increments, appends and check-and-mutates carry a
+    /// nonce the server answers a retry of once.
+    pub(crate) async fn retry<T, F, Fut>(&self, table: &str, mut call: F) -> Result<T>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T>>,
@@ -407,12 +391,6 @@ impl Inner {
         loop {
             match call().await {
                 Ok(v) => return Ok(v),
-                Err(e) if !idempotent && e.ambiguous() => {
-                    if e.stale_location() {
-                        self.invalidate(table);
-                    }
-                    return Err(e);
-                }
                 Err(e) if e.retryable() && attempt < self.settings.client_retries => {
                     if e.stale_location() {
                         self.invalidate(table);

@@ -56,8 +56,8 @@ impl ClientError {
     /// that WAL), or the connection broke after the request could have
     /// been sent. Repeating such a call is safe only if it is idempotent
     /// (a put, a delete, a read) or carries a nonce the server remembers
-    /// (an increment, an append), not for a check-and-mutate. A connection
-    /// that was never made is not ambiguous.
+    /// (an increment, an append, a check-and-mutate). A connection that
+    /// was never made is not ambiguous.
     pub fn ambiguous(&self) -> bool {
         match self {
             ClientError::Server { code, .. } => *code == ErrorCode::Fenced,

@@ -339,7 +339,9 @@ impl Table {
 
     /// Applies `mutation` if column `family:qualifier` of its row holds
     /// `expected` (`None`: the column must be absent). Returns whether it
-    /// was applied.
+    /// was applied. Tagged with one nonce for all its attempts, like an
+    /// increment: retried also after a failure that may have applied it,
+    /// and the server answers a retry with the first attempt's outcome.
     pub async fn check_and_mutate(
         &self,
         family: impl Into<Bytes>,
@@ -351,8 +353,9 @@ impl Table {
         let (family, qualifier) = (family.into(), qualifier.into());
         let block = encode_mutations([&mutation]);
         let row = mutation.row.clone();
+        let (nonce_group, nonce) = self.inner.new_nonce();
         self.inner
-            .retry_once_applied(&self.name, || {
+            .retry(&self.name, || {
                 let (inner, table) = (self.inner.clone(), self.name.clone());
                 let req = pb::CheckAndMutateRequest {
                     region_id: 0,
@@ -361,6 +364,8 @@ impl Table {
                     qualifier: qualifier.clone(),
                     expected: expected.clone(),
                     mutation: block.clone(),
+                    nonce_group,
+                    nonce,
                 };
                 async move {
                     let loc = inner.locate(&table, &req.row).await?;

@@ -17,6 +17,11 @@
 //! -9) right after it applied the client's first increment and before it
 //! answered it. The client's retry with the same nonce, on the survivor,
 //! must be answered 1 and leave the counter at 1.
+//!
+//! Then the nonce must reach the retry's server through a split followed
+//! by a kill, through a graceful move (the balancer), and a checkAndMutate
+//! cut off after its apply (crash point `check-and-mutate-after-apply`)
+//! must be answered with its first outcome.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod cluster;
@@ -251,5 +256,170 @@ async fn an_increment_applied_but_not_answered_is_retried_once() -> Result<()> {
     assert_eq!(t.increment("c", "f", "n", 1).await?, 2);
     assert_eq!(&t.append("s", "f", "a", "x").await?[..], b"x");
     println!("an increment cut off after its apply was answered once, on {holder}");
+    Ok(())
+}
+
+/// The region of `row` in table `nt` once it is placed on a server other
+/// than `not_on` (at most 60 s).
+async fn placed_off(conn: &Connection, row: &[u8], not_on: &str) -> Result<(String, u64)> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Ok(d) = conn.admin().describe("nt").await
+            && let Some(r) = d
+                .regions
+                .iter()
+                .find(|r| &r.start_key[..] <= row && (r.end_key.is_empty() || row < &r.end_key[..]))
+            && !r.server.is_empty()
+            && r.server != not_on
+        {
+            return Ok((r.server.clone(), r.region_id));
+        }
+        if Instant::now() > deadline {
+            bail!("the region of {row:?} was not placed off {not_on} within 60 s");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A split between an increment and its retry: the increment is applied
+/// on the only region server (sent by hand with a fixed nonce, as a call
+/// whose answer was lost), its region is then split there (the daughters
+/// open on the same server), and that server is killed. The parent is no
+/// longer in the meta when its WAL is split, so its edit's nonce goes to
+/// the daughter now holding the row: the retry on the survivor is answered
+/// with the value, not applied again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_increment_retried_after_a_split_and_a_kill_is_applied_once() -> Result<()> {
+    let _turn = ONE_CLUSTER_AT_A_TIME.lock().await;
+    let mut c = cluster::Cluster::start(1, 1, &[])?;
+    let conn = Connection::connect(&c.master_addresses(), cluster::client_settings())?;
+    cluster::wait_servers(&conn, 1).await?;
+    let desc = TableDescriptor::new("nt", vec![FamilyDescriptor::new("f")?])?;
+    conn.admin().create_table(&desc, &[]).await?;
+    let region = conn.admin().describe("nt").await?.regions[0].clone();
+    let victim = region.server.clone();
+
+    assert_eq!(
+        increment_at(&victim, region.region_id, "marked", 7, MARKED).await?,
+        7
+    );
+    conn.admin()
+        .split("nt", Some(bytes::Bytes::from_static(b"m")))
+        .await?;
+    let regions = conn.admin().describe("nt").await?.regions;
+    assert_eq!(regions.len(), 2, "split in two: {regions:?}");
+    assert!(regions.iter().all(|r| r.server == victim), "{regions:?}");
+
+    c.add_server()?;
+    cluster::wait_servers(&conn, 2).await?;
+    c.servers[0].kill()?;
+    let (survivor, daughter) = placed_off(&conn, b"marked", &victim).await?;
+    assert_ne!(daughter, region.region_id, "a daughter holds the row now");
+    let v = increment_at(&survivor, daughter, "marked", 7, MARKED).await?;
+    assert_eq!(v, 7, "the retry after the split and the kill is answered");
+    assert_eq!(counter(&conn, "marked").await?, 7, "and not applied twice");
+    let v = increment_at(&survivor, daughter, "marked", 7, (MARKED.0, 2)).await?;
+    assert_eq!(v, 14, "a new nonce applies");
+    Ok(())
+}
+
+/// A move between an increment and its retry: increments are applied on
+/// the one region server holding both regions of the table (by hand, fixed
+/// nonces, answers "lost"); a second server joins and the balancer moves
+/// one region to it (flush and close on the source, open on the target).
+/// The close hands the region's nonces to the opener, so the retry on the
+/// new holder is answered with the value, not applied again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_increment_retried_after_a_move_is_applied_once() -> Result<()> {
+    let _turn = ONE_CLUSTER_AT_A_TIME.lock().await;
+    let mut c = cluster::Cluster::start(1, 1, &["hbase.balancer.period=1000"])?;
+    let conn = Connection::connect(&c.master_addresses(), cluster::client_settings())?;
+    cluster::wait_servers(&conn, 1).await?;
+    let desc = TableDescriptor::new("nt", vec![FamilyDescriptor::new("f")?])?;
+    conn.admin()
+        .create_table(&desc, &[bytes::Bytes::from_static(b"m")])
+        .await?;
+    let regions = conn.admin().describe("nt").await?.regions;
+    let source = regions[0].server.clone();
+    // One marked row in each region: whichever moves is checked.
+    let marked = [("a-marked", MARKED), ("z-marked", (MARKED.0, 2))];
+    for ((row, nonce), r) in marked.iter().zip(&regions) {
+        assert_eq!(increment_at(&source, r.region_id, row, 7, *nonce).await?, 7);
+    }
+
+    c.add_server()?;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let (row, nonce, target, region_id) = loop {
+        let now = conn.admin().describe("nt").await?.regions;
+        let moved = marked
+            .iter()
+            .zip(&now)
+            .find(|(_, r)| !r.server.is_empty() && r.server != source);
+        if let Some(((row, nonce), r)) = moved {
+            break (*row, *nonce, r.server.clone(), r.region_id);
+        }
+        if Instant::now() > deadline {
+            bail!("the balancer moved no region within 60 s: {now:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let v = increment_at(&target, region_id, row, 7, nonce).await?;
+    assert_eq!(v, 7, "the retry on the new holder is answered");
+    assert_eq!(counter(&conn, row).await?, 7, "and not applied twice");
+    let v = increment_at(&target, region_id, row, 7, (MARKED.0, 3)).await?;
+    assert_eq!(v, 14, "a new nonce applies");
+    Ok(())
+}
+
+/// A checkAndMutate cut off after its apply: the holder aborts (crash
+/// point `check-and-mutate-after-apply`) right after applying the
+/// client's first checkAndMutate ("put if absent") and before answering.
+/// The client retries it with the same nonce once the region is on the
+/// survivor, which learned the nonce from the dead server's WAL: the
+/// answer is the first outcome, "applied", where checking anew would find
+/// the value and answer "not applied".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_check_and_mutate_applied_but_not_answered_gets_its_outcome() -> Result<()> {
+    let _turn = ONE_CLUSTER_AT_A_TIME.lock().await;
+    let mut c = cluster::Cluster::start(1, 0, &[])?;
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_ferrobase"));
+    cmd.env("FERROBASE_CRASH_AT", "check-and-mutate-after-apply");
+    let dying = cluster::Node::spawn_with(
+        cmd,
+        "127.0.0.1",
+        cluster::free_port()?,
+        "regionserver",
+        &c.etcd.url,
+        &c.root_url,
+        &[],
+    )?;
+    dying.wait_line("listening on", Duration::from_secs(30))?;
+    let dying_addr = dying.address();
+    c.servers.push(dying);
+    let conn = Connection::connect(&c.master_addresses(), cluster::client_settings())?;
+    cluster::wait_servers(&conn, 1).await?;
+    let desc = TableDescriptor::new("nt", vec![FamilyDescriptor::new("f")?])?;
+    conn.admin().create_table(&desc, &[]).await?;
+    assert_eq!(cluster::holder(&conn, "nt", b"c").await?, dying_addr);
+    c.add_server()?;
+
+    let t = conn.table("nt");
+    let put = |v: &'static str| RowMutation::new("c").put("f", "q", v);
+    assert!(
+        t.check_and_mutate("f", "q", None, put("first")).await?,
+        "the retry answers the first outcome: applied"
+    );
+    let holder = cluster::holder(&conn, "nt", b"c").await?;
+    assert_ne!(holder, dying_addr, "the region moved to the survivor");
+    let status = c.servers[0].wait_exit(Duration::from_secs(30))?;
+    assert!(!status.success(), "{status:?}");
+    let got = t.get(Get::new("c")).await?;
+    assert_eq!(got.value(b"f", b"q").map(|v| &v[..]), Some(&b"first"[..]));
+    // The next ones check as usual.
+    assert!(!t.check_and_mutate("f", "q", None, put("second")).await?);
+    assert!(
+        t.check_and_mutate("f", "q", Some("first".into()), put("third"))
+            .await?
+    );
     Ok(())
 }

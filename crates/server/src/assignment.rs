@@ -220,6 +220,20 @@ impl Master {
             .flat_map(|t| t.regions.iter())
             .map(|r| (r.id, self.data_dir.join(&r.table).join(r.dir_name())))
             .collect();
+        // Regions split or merged away: the nonces of their edits go to
+        // the regions now holding the rows (the parents were flushed at
+        // the split or merge, so nothing else of their edits is needed).
+        let retired: HashMap<u64, &crate::meta::TableMeta> = meta
+            .tables
+            .values()
+            .flat_map(|t| {
+                t.retired
+                    .keys()
+                    .copied()
+                    .chain(t.parents.iter().map(|p| p.info.id))
+                    .map(move |id| (id, t))
+            })
+            .collect();
         for name in dead {
             // Fence first: a server that is only paused fails its next WAL
             // batch once its directory is renamed (storage `wal::writer`),
@@ -237,7 +251,17 @@ impl Master {
             };
             let name = server;
             let started = Instant::now();
-            let report = split::split_wal_dir(fs, &dir, &name, &|id| dirs.get(&id).cloned())?;
+            let report = split::split_wal_dir_routed(
+                fs,
+                &dir,
+                &name,
+                &|id| dirs.get(&id).cloned(),
+                &|id, row| {
+                    let t = retired.get(&id)?;
+                    let r = t.region_of(row)?;
+                    Some((r.id, self.data_dir.join(&r.table).join(r.dir_name())))
+                },
+            )?;
             tracing::info!(
                 server = %name, segments = report.segments, edits = report.edits,
                 recovered = report.recovered, regions = report.regions,

@@ -248,7 +248,7 @@ pub async fn run_region_server(
     reaper.abort();
     spawn_blocking(move || {
         rs.scanners().reap_all();
-        Ok(rs.engine().close()?)
+        rs.close_all()
     })
     .await?;
     session.close().await;

@@ -191,6 +191,7 @@ impl Master {
                 descriptor,
                 enabled: true,
                 parents: Vec::new(),
+                retired: Default::default(),
             };
             m.tables.insert(name.clone(), t.clone());
             self.grant_owner(m, &name, owner);

@@ -31,9 +31,31 @@ pub struct TableMeta {
     /// once no child refers to it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parents: Vec<ParentRegion>,
+    /// Regions split or merged away, by id, with when (Unix milliseconds),
+    /// for the nonce grace period (longer than the janitor keeps them in
+    /// `parents`): a dead server's WAL may still hold their edits, whose
+    /// nonces the WAL split gives to the regions now holding the rows.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub retired: BTreeMap<u64, u64>,
 }
 
 impl TableMeta {
+    /// Records `id` as split or merged away now, and forgets those retired
+    /// longer ago than the nonce grace period.
+    pub fn retire(&mut self, id: u64) {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        let grace = u64::try_from(crate::nonces::GRACE_PERIOD.as_millis()).unwrap_or(u64::MAX);
+        self.retired.retain(|_, at| now.saturating_sub(*at) < grace);
+        self.retired.insert(id, now);
+    }
+
+    /// The region now holding `row`.
+    pub fn region_of(&self, row: &[u8]) -> Option<&RegionInfo> {
+        self.regions.iter().find(|r| r.contains_row(row))
+    }
+
     /// The regions in `parents`.
     pub fn parent_infos(&self) -> Vec<RegionInfo> {
         self.parents.iter().map(|p| p.info.clone()).collect()
@@ -154,6 +176,7 @@ mod tests {
                     enabled: true,
                     regions: vec![RegionInfo::whole_table(id, "t")],
                     parents: Vec::new(),
+                    retired: BTreeMap::new(),
                 },
             );
             Ok(())

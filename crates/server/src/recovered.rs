@@ -12,30 +12,38 @@
 
 use crate::error::Result;
 use ferrobase_storage::Region;
-use ferrobase_storage::wal::split;
+use ferrobase_storage::wal::{LoggedNonce, split};
 use ferrobase_types::{Durability, RowMutation};
 
 /// Rows applied per batch.
 const BATCH: usize = 256;
 
 /// Applies and removes the region's recovered edits; returns the nonces of
-/// the client operations they carried (they stay in the edits, so this
-/// server's WAL logs them again).
-pub(crate) fn replay(region: &Region) -> Result<Vec<(u64, u64)>> {
+/// the client operations they carried, with `known` (those the region's
+/// own WAL replay found). Edits without cells carry only a nonce: an
+/// operation already flushed, of a parent region, or handed over by a
+/// clean close (`split::write_nonces`).
+///
+/// Before the files go, every nonce still within the grace period is
+/// written back beside the region as one file of its own: this server's
+/// WAL does not log an edit without cells, and a flush may soon retire the
+/// segments holding the others, so if this server died before the
+/// client's retry came, the next opener learns them from that file.
+pub(crate) fn replay(region: &Region, known: Vec<LoggedNonce>) -> Result<Vec<LoggedNonce>> {
     let fs = &**region.fs();
     let files = split::recovered_files(fs, region.dir())?;
     let mut applied = 0u64;
-    let mut nonces = Vec::new();
+    let mut nonces = known;
     for file in &files {
         let mut batch: Vec<RowMutation> = Vec::with_capacity(BATCH);
         let mut result = Ok(());
         split::read_recovered(fs, file, &mut |edit| {
             // The cells keep the timestamps of their first write, not this
             // replay's clock.
+            nonces.extend(edit.logged_nonce());
             let edit = edit.into_resolved();
             let mut m = RowMutation::new(edit.row).with_durability(Durability::SyncWal);
             m.nonce = edit.nonce;
-            nonces.extend(edit.nonce);
             for fam in edit.families {
                 m.push_family(fam.family, fam.cells);
             }
@@ -57,6 +65,10 @@ pub(crate) fn replay(region: &Region) -> Result<Vec<(u64, u64)>> {
     if applied > 0 {
         region.flush(true)?;
     }
+    nonces.retain(crate::nonces::within_grace);
+    if !nonces.is_empty() {
+        split::write_nonces(fs, region.dir(), region.info().id, &unique_name(), &nonces)?;
+    }
     for file in &files {
         split::remove_recovered(fs, file)?;
     }
@@ -64,4 +76,18 @@ pub(crate) fn replay(region: &Region) -> Result<Vec<(u64, u64)>> {
         tracing::info!(region = %region.info().name(), edits = applied, files = files.len(), "replayed recovered edits");
     }
     Ok(nonces)
+}
+
+/// A name no other nonces file of the region has: a file not yet replayed
+/// (its opener failed) is never overwritten.
+pub(crate) fn unique_name() -> String {
+    static FILES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    format!(
+        "{}-{}-{}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis()),
+        std::process::id(),
+        FILES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    )
 }

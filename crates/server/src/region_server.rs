@@ -143,27 +143,80 @@ impl RegionServer {
         }
         let region = self.engine.open_region(table, info)?;
         if !already {
-            match crate::recovered::replay(&region) {
-                Ok(nonces) => self.nonces.applied_from_wal(nonces),
+            // Operations its WAL replay or recovered edits applied, or a
+            // clean close handed over: a retry is answered once.
+            match crate::recovered::replay(&region, region.take_replayed_nonces()) {
+                Ok(nonces) => self.nonces.applied_from_wal(&table.name, nonces),
                 Err(e) => {
                     let _ = region.close();
                     return Err(e);
                 }
             }
-            // Operations its WAL replay applied: a retry is answered once.
-            self.nonces.applied_from_wal(region.take_replayed_nonces());
         }
         self.mark_online(id);
         Ok(())
     }
 
-    /// Takes a region offline (flushing it) and closes its scanners.
+    /// Takes a region offline (flushing it) and closes its scanners. The
+    /// nonces of its recent operations are left in its directory for its
+    /// next opener (a move, a disable and enable, a restart), which learns
+    /// them before it serves: a retry of an operation applied here is
+    /// answered there, not applied again.
     pub fn close_region(&self, id: u64) -> Result<()> {
         self.scanners.close_region(id);
         if let Some(r) = self.engine.region(id) {
+            if r.is_closed() {
+                return Ok(());
+            }
             r.close()?;
+            // The region is closed either way: a file that could not be
+            // written costs only the hand-over (as before it existed).
+            if let Err(e) = self.hand_over_nonces(&r) {
+                tracing::warn!(region = %r.info().name(), error = %e, "could not leave the region's nonces for its next opener");
+            }
         }
         Ok(())
+    }
+
+    /// Writes the nonces of `region`'s rows (closed) beside it.
+    fn hand_over_nonces(&self, region: &Region) -> Result<()> {
+        self.leave_nonces(region.info(), region.dir())
+    }
+
+    /// Writes the nonces of the rows of `info` (a region not serving here:
+    /// closed, or a daughter not yet opened) in `dir`, its directory, for
+    /// whoever opens it next.
+    pub(crate) fn leave_nonces(&self, info: &RegionInfo, dir: &Path) -> Result<()> {
+        let nonces = self.nonces.applied_in(info);
+        if nonces.is_empty() {
+            return Ok(());
+        }
+        let name = crate::recovered::unique_name();
+        ferrobase_storage::wal::split::write_nonces(
+            &**self.engine.fs(),
+            dir,
+            info.id,
+            &name,
+            &nonces,
+        )?;
+        tracing::debug!(region = %info.name(), nonces = nonces.len(), "left the region's nonces for its next opener");
+        Ok(())
+    }
+
+    /// Closes every region as [`close_region`](Self::close_region) does
+    /// (their nonces left for their next opener), then the engine.
+    pub fn close_all(&self) -> Result<()> {
+        let mut first_err = None;
+        for r in self.engine.regions() {
+            if let Err(e) = self.close_region(r.info().id) {
+                first_err.get_or_insert(e);
+            }
+        }
+        self.engine.close()?;
+        match first_err {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 
     /// Flushes a region and waits.
@@ -427,8 +480,11 @@ impl RegionServer {
         if nonce != 0 {
             m.nonce = Some((group, nonce));
         }
-        let cells = match self.nonces.start(group, nonce) {
-            crate::nonces::Start::Duplicate => self.current_cells(region, &m)?,
+        let table = self.region(region)?.info().table.clone();
+        let cells = match self.nonces.start_on(group, nonce, &table, &row) {
+            crate::nonces::Start::Duplicate | crate::nonces::Start::DuplicateFailedCheck => {
+                self.current_cells(region, &m)?
+            }
             crate::nonces::Start::Proceed => {
                 let done = self.read_modify_write_row(region, m, append);
                 self.nonces.end(group, nonce, done.is_ok());
@@ -443,7 +499,7 @@ impl RegionServer {
 
     /// The newest cells of the columns `m` names (the answer to a retried
     /// increment or append that was already applied).
-    fn current_cells(&self, region: u64, m: &RowMutation) -> Result<Vec<Cell>> {
+    pub(crate) fn current_cells(&self, region: u64, m: &RowMutation) -> Result<Vec<Cell>> {
         let r = self.region(region)?;
         if !r.info().contains_row(&m.row) {
             return Err(ServerError::new(
@@ -507,6 +563,7 @@ impl RegionServer {
             read.add_column(c.family.clone(), Bytes::copy_from_slice(c.qualifier));
         }
         let current = r.get(&read)?;
+        let mut computed: Vec<Cell> = Vec::new();
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
@@ -532,16 +589,41 @@ impl RegionServer {
                 };
                 Bytes::copy_from_slice(&base.wrapping_add(amount).to_be_bytes())
             };
+            computed.push(Cell {
+                row: m.row.clone(),
+                family: c.family.clone(),
+                qualifier: Bytes::copy_from_slice(c.qualifier),
+                timestamp: ts,
+                cell_type: CellType::Put,
+                value: new.clone(),
+            });
             out = out.put_at(c.family.clone(), c.qualifier, ts, new);
         }
         r.mutate(out)?;
-        Ok(r.get(&read)?)
+        // Applied: from here on the call must not fail, or its nonce would
+        // be forgotten and the client's retry applied again. A split or
+        // move can close the region right after the write (the read-back
+        // then fails); the answer is then the cells just written.
+        match r.get(&read) {
+            Ok(cells) => Ok(cells),
+            Err(_) => {
+                // A column named twice: the last put is the one stored.
+                computed.reverse();
+                computed.sort_by(|a, b| (&a.family, &a.qualifier).cmp(&(&b.family, &b.qualifier)));
+                computed.dedup_by(|later, earlier| {
+                    later.family == earlier.family && later.qualifier == earlier.qualifier
+                });
+                Ok(computed)
+            }
+        }
     }
 
     /// Applies `mutation` when the column holds `expected` (or is absent
-    /// when `expected` is `None`), under the row lock.
+    /// when `expected` is `None`), under the row lock. A call tagged with a
+    /// nonce is answered once per pair: a retry gets the first call's
+    /// outcome ([`checked_once`](Self::checked_once)).
     pub fn check_and_mutate(&self, req: pb::CheckAndMutateRequest) -> Result<bool> {
-        let mutations = cellblock::decode_mutations(req.mutation)?;
+        let mut mutations = cellblock::decode_mutations(req.mutation)?;
         if mutations.len() != 1 || mutations[0].row != req.row {
             return Err(ServerError::new(
                 ErrorCode::InvalidRequest,
@@ -549,18 +631,60 @@ impl RegionServer {
             ));
         }
         let expected = req.expected;
-        self.check_and_mutate_row(
-            req.region_id,
-            &req.row,
-            (req.family, req.qualifier),
-            (0, u64::MAX),
-            move |current| match (&expected, current) {
-                (None, None) => true,
-                (Some(e), Some(c)) => *e == c.value,
-                _ => false,
-            },
-            mutations,
-        )
+        let (region, row) = (req.region_id, req.row);
+        let (family, qualifier) = (req.family, req.qualifier);
+        self.checked_once(region, &row, (req.nonce_group, req.nonce), |nonce| {
+            for m in &mut mutations {
+                m.nonce = nonce;
+            }
+            self.check_and_mutate_row(
+                region,
+                &row,
+                (family, qualifier),
+                (0, u64::MAX),
+                move |current| match (&expected, current) {
+                    (None, None) => true,
+                    (Some(e), Some(c)) => *e == c.value,
+                    _ => false,
+                },
+                mutations,
+            )
+        })
+    }
+
+    /// Runs a checked call tagged `(group, nonce)` (nonce 0: none) on `row`
+    /// of `region` once per pair. `call` gets the pair to log with its
+    /// edits (so a server that replays them knows it applied) and returns
+    /// whether the check passed. A retry of a pair seen here is answered
+    /// with the first outcome without checking again: `true` when it
+    /// applied (here or on a server whose WAL or closed region this one
+    /// read), `false` when its check failed here. A check that failed on a
+    /// server that died since is not known: its retry is checked anew,
+    /// once, which the caller cannot tell from a first call.
+    pub fn checked_once(
+        &self,
+        region: u64,
+        row: &Bytes,
+        (group, nonce): (u64, u64),
+        call: impl FnOnce(Option<(u64, u64)>) -> Result<bool>,
+    ) -> Result<bool> {
+        let table = self.region(region)?.info().table.clone();
+        match self.nonces.start_on(group, nonce, &table, row) {
+            crate::nonces::Start::Duplicate => Ok(true),
+            crate::nonces::Start::DuplicateFailedCheck => Ok(false),
+            crate::nonces::Start::Proceed => {
+                let done = call((nonce != 0).then_some((group, nonce)));
+                match done {
+                    Ok(true) => {
+                        self.nonces.end(group, nonce, true);
+                        crate::crash_point::reached("check-and-mutate-after-apply");
+                    }
+                    Ok(false) => self.nonces.end_failed_check(group, nonce),
+                    Err(_) => self.nonces.end(group, nonce, false),
+                }
+                done
+            }
+        }
     }
 
     /// Applies `mutations` (all of `row`, as one atomic batch) when `check`

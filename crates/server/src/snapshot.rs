@@ -245,6 +245,7 @@ impl Master {
                 enabled: true,
                 regions: regions.clone(),
                 parents: Vec::new(),
+                retired: Default::default(),
             };
             s.tables.insert(table.to_string(), t.clone());
             Ok(t)

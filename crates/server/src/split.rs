@@ -139,6 +139,10 @@ impl RegionServer {
         let parents = [(parent.clone(), manifest)];
         for d in daughters {
             reference::write_child(&**fs, data_dir, &parents, d)?;
+            // The parent's recent operations, for whoever opens the
+            // daughter: this server answers their retries from its table,
+            // but a daughter reopened elsewhere would not know them.
+            self.leave_nonces(d, &data_dir.join(&d.table).join(d.dir_name()))?;
         }
         crash_point::reached("split-after-references");
         Ok(())

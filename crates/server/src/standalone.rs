@@ -214,7 +214,7 @@ impl Standalone {
         let rs = self.region_server.clone();
         tokio::task::spawn_blocking(move || {
             rs.scanners().reap_all();
-            rs.engine().close()
+            rs.close_all()
         })
         .await
         .map_err(|e| ServerError::new(ErrorCode::Internal, e.to_string()))??;

@@ -287,3 +287,109 @@ async fn a_retried_increment_applies_once() {
     assert_eq!(value(&r), 20);
     server.stop().await.unwrap();
 }
+
+/// A checkAndMutate with a nonce (HBase 2.4+ sends one with a checked
+/// Increment or Append) retried with the same pair gets the first call's
+/// outcome: `processed` true and the row's current value when it applied
+/// (the check, run again, would fail now), without applying again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retried_check_and_mutate_gets_its_first_outcome() {
+    use ferrobase_filter::Comparator;
+    use ferrobase_hbase_wire::convert::filter::comparator_to_pb;
+    let dir = tempfile::tempdir().unwrap();
+    let (server, conn) = common::start_on(dir.path(), common::settings()).await;
+    conn.admin()
+        .create_table(&common::table("n", &["f"]), &[])
+        .await
+        .unwrap();
+    let mut c = RawConn::connect(server.addr(), "ClientService", None).await;
+    let locate = pb::ScanRequest {
+        region: Some(RegionName::meta().specifier()),
+        scan: Some(pb::Scan {
+            start_row: Some(bytes("n,,")),
+            stop_row: Some(bytes("n ,,")),
+            ..Default::default()
+        }),
+        number_of_rows: Some(10),
+        ..Default::default()
+    };
+    let r = c.call("Scan", &locate).await;
+    let region = RegionName::parse(&decode_cells(&r.cell_block.unwrap()).unwrap()[0].row).unwrap();
+
+    // Increment f:n by 5 if f:flag is absent (an empty expected value).
+    let checked = |nonce: u64| {
+        let mut block = BytesMut::new();
+        let m = RowMutation::new(bytes("row")).put(bytes("f"), "n", 5i64.to_be_bytes());
+        let mutation = mutation_to_pb(
+            MutationKind::Increment,
+            &m,
+            Some(nonce),
+            CellCodec::KeyValue,
+            &mut block,
+        )
+        .unwrap();
+        let req = pb::MutateRequest {
+            region: region.specifier(),
+            mutation,
+            condition: Some(pb::Condition {
+                row: bytes("row"),
+                family: Some(bytes("f")),
+                qualifier: Some(bytes("flag")),
+                compare_type: Some(pb::CompareType::Equal as i32),
+                comparator: Some(comparator_to_pb(&Comparator::Binary(Vec::new()))),
+                ..Default::default()
+            }),
+            nonce_group: Some(42),
+        };
+        (req, block)
+    };
+    let answer = |r: &ResponseFrame| {
+        let resp: pb::MutateResponse = r.decode_message().unwrap();
+        let value = r
+            .cell_block
+            .as_ref()
+            .and_then(|b| decode_cells(b).unwrap().first().cloned())
+            .map(|c| i64::from_be_bytes(c.value[..8].try_into().unwrap()));
+        (resp.processed, value)
+    };
+    let (first, block) = checked(2001);
+    let r = c.call_with("Mutate", &first, Some(&block)).await;
+    assert_eq!(answer(&r), (Some(true), Some(5)));
+    // The flag is set: checked anew, the retry would fail.
+    conn.table("n")
+        .put(RowMutation::new("row").put("f", "flag", "set"))
+        .await
+        .unwrap();
+    let r = c.call_with("Mutate", &first, Some(&block)).await;
+    assert_eq!(
+        answer(&r),
+        (Some(true), Some(5)),
+        "the retry answers its first outcome"
+    );
+    // A new nonce is a new call: its check fails now.
+    let (second, block) = checked(2002);
+    let r = c.call_with("Mutate", &second, Some(&block)).await;
+    assert_eq!(answer(&r).0, Some(false));
+    // The flag is gone: the retry of the failed one still answers false
+    // and applies nothing.
+    conn.table("n")
+        .delete(RowMutation::new("row").delete_column(
+            "f",
+            "flag",
+            ferrobase_types::LATEST_TIMESTAMP,
+        ))
+        .await
+        .unwrap();
+    let r = c.call_with("Mutate", &second, Some(&block)).await;
+    assert_eq!(answer(&r).0, Some(false));
+    let n = conn
+        .table("n")
+        .get(ferrobase_client::Get::new("row"))
+        .await
+        .unwrap();
+    assert_eq!(
+        n.value(b"f", b"n").map(|v| v[..].to_vec()),
+        Some(5i64.to_be_bytes().to_vec())
+    );
+    server.stop().await.unwrap();
+}

@@ -122,7 +122,7 @@ pub struct Region {
     /// Its handle on the row cache (`None`: off, or no ROW_CACHE family).
     row_cache: Option<RegionRowCache>,
     /// Nonces of the edits replayed from the WAL at open, until taken.
-    replayed_nonces: Mutex<Vec<(u64, u64)>>,
+    replayed_nonces: Mutex<Vec<crate::wal::LoggedNonce>>,
 }
 
 impl Region {
@@ -190,7 +190,7 @@ impl Region {
         let mut nonces = Vec::new();
         let mut replay = |edit: WalEdit| -> Result<()> {
             last_seq = last_seq.max(edit.seq);
-            nonces.extend(edit.nonce);
+            nonces.extend(edit.logged_nonce());
             replayed_bytes += write::insert_edit(&stores, &active, &edit);
             Ok(())
         };
@@ -272,7 +272,7 @@ impl Region {
     /// The `(nonce group, nonce)` pairs of the edits its WAL replay applied
     /// at open (each operation a client may still retry), once: the server
     /// remembers them as applied (HBase's `reportOperationFromWal`).
-    pub fn take_replayed_nonces(&self) -> Vec<(u64, u64)> {
+    pub fn take_replayed_nonces(&self) -> Vec<crate::wal::LoggedNonce> {
         std::mem::take(&mut *self.replayed_nonces.lock())
     }
 

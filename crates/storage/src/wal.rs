@@ -140,6 +140,35 @@ impl WalEdit {
             ts
         }
     }
+
+    /// The client operation this edit applied, when it carries a nonce:
+    /// its pair, row and time (`now`; an edit without one counts as new).
+    pub fn logged_nonce(&self) -> Option<LoggedNonce> {
+        let nonce = self.nonce.filter(|n| n.1 != 0)?;
+        let at_ms = if self.now == ferrobase_types::LATEST_TIMESTAMP {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        } else {
+            self.now
+        };
+        Some(LoggedNonce {
+            nonce,
+            row: self.row.clone(),
+            at_ms,
+        })
+    }
+}
+
+/// A client operation's `(nonce group, nonce)` as a log holds it: with the
+/// row it changed and when (Unix milliseconds), so a server that learns it
+/// from a WAL, recovered edits or a closed region's file knows which
+/// region's retries it answers and until when.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoggedNonce {
+    pub nonce: (u64, u64),
+    pub row: Bytes,
+    pub at_ms: u64,
 }
 
 /// The cells of one family in a [`WalEdit`]: the same encoded run a row

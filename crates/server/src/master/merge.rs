@@ -129,6 +129,7 @@ impl Master {
                         info: p.clone(),
                         children: vec![merged.id],
                     });
+                    entry.retire(p.id);
                 }
                 Ok(())
             })
@@ -173,6 +174,16 @@ impl Master {
             with_manifests.push((p.clone(), m));
         }
         reference::write_child(&*self.fs, &self.data_dir, &with_manifests, merged)?;
+        // Each parent's close left the nonces of its recent operations
+        // beside it; the merged region's opener learns both sets, so a
+        // retry of an operation applied on a parent is answered once.
+        for p in parents {
+            ferrobase_storage::wal::split::copy_nonces(
+                &*self.fs,
+                &self.region_dir(p),
+                &self.region_dir(merged),
+            )?;
+        }
         crash_point::reached("merge-after-references");
         Ok(())
     }

@@ -156,6 +156,7 @@ impl Master {
                 info: parent.clone(),
                 children: daughters.iter().map(|d| d.id).collect(),
             });
+            entry.retire(parent.id);
             Ok(())
         });
         if let Err(e) = published {

@@ -45,8 +45,12 @@ pub struct SplitReport {
     pub recovered: u64,
     /// Regions that got a recovered edits file.
     pub regions: usize,
-    /// Regions the WAL names but `region_dir` did not know (dropped).
+    /// Regions the WAL names but `region_dir` did not know (dropped, split
+    /// or merged away).
     pub unknown_regions: usize,
+    /// Nonces of such regions' edits kept for the regions now holding
+    /// their rows ([`split_wal_dir_routed`]).
+    pub routed_nonces: u64,
     /// A torn tail of the last segment that was dropped.
     pub torn_tail: Option<String>,
 }
@@ -160,6 +164,28 @@ pub fn split_wal_dir(
     server: &str,
     region_dir: &dyn Fn(u64) -> Option<PathBuf>,
 ) -> Result<SplitReport> {
+    split_wal_dir_routed(fs, wal_dir, server, region_dir, &|_, _| None)
+}
+
+/// For an edit of a region that no longer exists (its id) and its row,
+/// the region now holding the row: its id and directory.
+pub type Successor<'a> = &'a dyn Fn(u64, &[u8]) -> Option<(u64, PathBuf)>;
+
+/// [`split_wal_dir`] that also keeps the nonces of regions split or merged
+/// away: for an edit of a region `region_dir` does not know, `successor`
+/// gives the region that now holds the edit's row (its id and directory),
+/// `None` when there is none (a dropped table). The edit's cells are not
+/// needed there (a region is closed, so flushed, before it splits or
+/// merges, and its children read its files), but a client may still retry
+/// the operation it carried: its nonce goes, in an edit without cells, to
+/// that region's recovered edits, as for a flushed edit.
+pub fn split_wal_dir_routed(
+    fs: &dyn Storage,
+    wal_dir: &Path,
+    server: &str,
+    region_dir: &dyn Fn(u64) -> Option<PathBuf>,
+    successor: Successor<'_>,
+) -> Result<SplitReport> {
     let mut by_region: BTreeMap<u64, Vec<WalEdit>> = BTreeMap::new();
     let mut report = SplitReport::default();
     let (segments, torn) = read_wal_dir(fs, wal_dir, &mut |edit| {
@@ -169,9 +195,22 @@ pub fn split_wal_dir(
     })?;
     report.segments = segments;
     report.torn_tail = torn;
+    // Per destination directory: a child can get its own edits and its
+    // parent's nonces from the same dead server, in one file.
+    let mut out: BTreeMap<PathBuf, Vec<WalEdit>> = BTreeMap::new();
     for (region, edits) in by_region {
         let Some(dir) = region_dir(region) else {
             report.unknown_regions += 1;
+            for e in edits.into_iter().filter(|e| e.nonce.is_some()) {
+                if let Some((id, dir)) = successor(region, &e.row) {
+                    report.routed_nonces += 1;
+                    out.entry(dir).or_default().push(WalEdit {
+                        region_id: id,
+                        families: Vec::new(),
+                        ..e
+                    });
+                }
+            }
             continue;
         };
         let flushed = Manifest::load(fs, &dir)?
@@ -181,37 +220,88 @@ pub fn split_wal_dir(
         // the operation it carried (its answer died with the server): keep
         // its nonce, in an edit without cells, so the new owner answers
         // the retry instead of applying it twice.
-        let nonces_only: Vec<WalEdit> = edits
+        let nonces_only = edits
             .iter()
             .filter(|e| e.seq <= flushed && e.nonce.is_some())
             .map(|e| WalEdit {
                 families: Vec::new(),
                 ..e.clone()
-            })
-            .collect();
-        let keep: Vec<&WalEdit> = nonces_only
-            .iter()
-            .chain(edits.iter().filter(|e| e.seq > flushed))
-            .collect();
-        if keep.is_empty() {
-            continue;
+            });
+        let unflushed = edits.iter().filter(|e| e.seq > flushed).cloned();
+        let kept: Vec<WalEdit> = nonces_only.chain(unflushed).collect();
+        if !kept.is_empty() {
+            out.entry(dir).or_default().extend(kept);
         }
-        write_recovered(fs, &dir, server, &keep)?;
+    }
+    for (dir, keep) in out {
+        let name = format!("{server}.{RECOVERED_EDITS_EXT}");
+        write_recovered(fs, &dir, &name, &keep)?;
         report.recovered += keep.len() as u64;
         report.regions += 1;
     }
     Ok(report)
 }
 
+/// Prefix of the recovered edits files that hold only nonces: left by a
+/// clean close (the region's recent operations, for its next opener) and
+/// by an open (what it learned, in case its server dies before a retry).
+pub const NONCES_FILE_PREFIX: &str = "nonces-";
+
+/// Writes `nonces` (of rows of the region `region_id` in `region_dir`) as
+/// a recovered edits file of edits without cells, named
+/// `nonces-<name>.wal`: the region's next opener, on any server, replays it
+/// as it replays a dead server's edits, so it learns them before it serves
+/// and removes the file. Published whole and atomically ([`Storage::put`]).
+pub fn write_nonces(
+    fs: &dyn Storage,
+    region_dir: &Path,
+    region_id: u64,
+    name: &str,
+    nonces: &[super::LoggedNonce],
+) -> Result<()> {
+    let edits: Vec<WalEdit> = nonces
+        .iter()
+        .map(|n| WalEdit {
+            region_id,
+            seq: 0,
+            row: n.row.clone(),
+            families: Vec::new(),
+            now: n.at_ms,
+            nonce: Some(n.nonce),
+        })
+        .collect();
+    let name = format!("{NONCES_FILE_PREFIX}{name}.{RECOVERED_EDITS_EXT}");
+    write_recovered(fs, region_dir, &name, &edits)
+}
+
+/// Copies the files [`write_nonces`] left in `from` (a region merged
+/// away) to `to` (the merged region), so the merged region's opener
+/// learns both parents' nonces; returns how many. `from` keeps its copies
+/// (it is read again only if the merge is undone, then it needs them).
+pub fn copy_nonces(fs: &dyn Storage, from: &Path, to: &Path) -> Result<usize> {
+    let mut copied = 0;
+    for file in recovered_files(fs, from)? {
+        let Some(name) = file.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        if !name.starts_with(NONCES_FILE_PREFIX) {
+            continue;
+        }
+        if let Some(bytes) = fs.read(&file)? {
+            fs.put(&to.join(RECOVERED_EDITS_DIR).join(name), &bytes)?;
+            copied += 1;
+        }
+    }
+    Ok(copied)
+}
+
 fn write_recovered(
     fs: &dyn Storage,
     region_dir: &Path,
-    server: &str,
-    edits: &[&WalEdit],
+    name: &str,
+    edits: &[WalEdit],
 ) -> Result<()> {
-    let path = region_dir
-        .join(RECOVERED_EDITS_DIR)
-        .join(format!("{server}.{RECOVERED_EDITS_EXT}"));
+    let path = region_dir.join(RECOVERED_EDITS_DIR).join(name);
     let mut buf = segment::header().to_vec();
     for e in edits {
         record::encode(e, &mut buf).map_err(|t| {
@@ -313,6 +403,85 @@ mod tests {
             got,
             vec![(1, Some((7, 1)), 0), (3, Some((7, 3)), 0), (4, None, 1)]
         );
+    }
+
+    #[test]
+    fn nonces_of_a_region_split_away_go_to_the_daughter_holding_the_row() {
+        let tmp = tempfile::tempdir().unwrap();
+        let l = &LocalFs::as_given();
+        let wal_dir = tmp.path().join("wal");
+        {
+            let wal = Wal::open(&wal_dir, WalOptions::default()).unwrap();
+            let edits: Vec<WalEdit> = [("a", 1), ("p", 2), ("z", 3)]
+                .into_iter()
+                .map(|(row, seq)| WalEdit {
+                    // Parent 1's increments; "z" carries no nonce.
+                    nonce: (row != "z").then_some((7, seq)),
+                    row: Bytes::from(row),
+                    ..edit(1, seq)
+                })
+                .collect();
+            wal.append(&edits, Durability::SyncWal).unwrap();
+        }
+        let (lo, hi) = (tmp.path().join("lo"), tmp.path().join("hi"));
+        // Region 1 is gone; rows before "m" are now in 2, the rest in 3.
+        let successor = |id: u64, row: &[u8]| {
+            assert_eq!(id, 1);
+            Some(if row < b"m".as_slice() {
+                (2, lo.clone())
+            } else {
+                (3, hi.clone())
+            })
+        };
+        let report = split_wal_dir_routed(l, &wal_dir, "rs-a", &|_| None, &successor).unwrap();
+        assert_eq!((report.unknown_regions, report.routed_nonces), (1, 2));
+        let read = |dir: &Path| {
+            let mut got = Vec::new();
+            for f in recovered_files(l, dir).unwrap() {
+                read_recovered(l, &f, &mut |e| {
+                    got.push((e.region_id, e.row.clone(), e.nonce, e.families.len()));
+                    Ok(())
+                })
+                .unwrap();
+            }
+            got
+        };
+        assert_eq!(read(&lo), vec![(2, Bytes::from("a"), Some((7, 1)), 0)]);
+        assert_eq!(read(&hi), vec![(3, Bytes::from("p"), Some((7, 2)), 0)]);
+        // Without a successor (the plain split) they are dropped.
+        let plain = tmp.path().join("plain-wal");
+        std::fs::rename(&wal_dir, &plain).unwrap();
+        for d in [&lo, &hi] {
+            std::fs::remove_dir_all(d).unwrap();
+        }
+        let report = split_wal_dir(l, &plain, "rs-a", &|_| None).unwrap();
+        assert_eq!((report.unknown_regions, report.routed_nonces), (1, 0));
+        assert!(recovered_files(l, &lo).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_closed_regions_nonces_are_copied_to_its_merged_region() {
+        let tmp = tempfile::tempdir().unwrap();
+        let l = &LocalFs::as_given();
+        let (parent, merged) = (tmp.path().join("p"), tmp.path().join("m"));
+        let logged = crate::wal::LoggedNonce {
+            nonce: (5, 6),
+            row: Bytes::from("r"),
+            at_ms: 1_000,
+        };
+        write_nonces(l, &parent, 4, "x", std::slice::from_ref(&logged)).unwrap();
+        assert_eq!(copy_nonces(l, &parent, &merged).unwrap(), 1);
+        for dir in [&parent, &merged] {
+            let files = recovered_files(l, dir).unwrap();
+            assert_eq!(files.len(), 1);
+            let mut got = Vec::new();
+            read_recovered(l, &files[0], &mut |e| {
+                got.push(e.logged_nonce());
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(got, vec![Some(logged.clone())]);
+        }
     }
 
     #[test]

@@ -184,3 +184,52 @@ pub(super) fn check_and(
             .map_err(exception),
     }
 }
+
+/// [`check_and`] of a call tagged `(group, nonce)` (nonce 0: none), once
+/// per pair as `RegionServer::checked_once` runs gRPC's: a retry gets the
+/// first outcome without checking again, and a retry of an applied
+/// Increment or Append the row's current cells of its columns.
+pub(super) fn check_and_once(
+    rs: &RegionServer,
+    region: u64,
+    row: &Bytes,
+    condition: Option<&Condition>,
+    mut action: Checked,
+    (manager, group, nonce): (&ServerNonces, u64, u64),
+) -> Result<(bool, Option<Vec<Cell>>), HBaseException> {
+    let table = table_of(rs, region)?;
+    match manager.start_on(group, nonce, &table, row) {
+        Start::Duplicate => match &action {
+            Checked::ReadModifyWrite(m, _) => rs
+                .current_cells(region, m)
+                .map(|cells| (true, Some(cells)))
+                .map_err(exception),
+            Checked::Mutations(_) => Ok((true, None)),
+        },
+        Start::DuplicateFailedCheck => Ok((false, None)),
+        Start::Proceed => {
+            if nonce != 0 {
+                // Logged with the edits: a server replaying them knows the
+                // call applied.
+                match &mut action {
+                    Checked::Mutations(ms) => {
+                        for m in ms {
+                            m.nonce = Some((group, nonce));
+                        }
+                    }
+                    Checked::ReadModifyWrite(m, _) => m.nonce = Some((group, nonce)),
+                }
+            }
+            let done = check_and(rs, region, row, condition, action);
+            match &done {
+                Ok((true, _)) => {
+                    manager.end(group, nonce, true);
+                    crate::crash_point::reached("check-and-mutate-after-apply");
+                }
+                Ok((false, _)) => manager.end_failed_check(group, nonce),
+                Err(_) => manager.end(group, nonce, false),
+            }
+            done
+        }
+    }
+}

@@ -268,9 +268,10 @@ fn read_modify_write_once(
     if nonce != 0 {
         m.nonce = Some((group, nonce));
     }
-    match manager.start(group, nonce) {
+    let table = table_of(rs, region)?;
+    match manager.start_on(group, nonce, &table, &m.row) {
         // The caller's own applied cells: HBase answers them without READ.
-        Start::Duplicate => get_result(
+        Start::Duplicate | Start::DuplicateFailedCheck => get_result(
             rs,
             region,
             &duplicate_as_get(&m),
@@ -336,8 +337,10 @@ pub fn mutate(
             let wants = returns_results(&w);
             check_families(rs, region, &w.mutation, access)?;
             let row = w.mutation.row.clone();
+            let tag = (nonces, req.nonce_group.unwrap_or(0), w.nonce.unwrap_or(0));
             let action = Checked::ReadModifyWrite(w.mutation, kind == MutationKind::Append);
-            let (processed, cells) = check_and(rs, region, &row, condition.as_ref(), action)?;
+            let (processed, cells) =
+                check_and_once(rs, region, &row, condition.as_ref(), action, tag)?;
             let result = match cells {
                 Some(cells) if wants => Some(encode_result(&cells, codec, &mut block)?),
                 _ => None,
@@ -351,12 +354,14 @@ pub fn mutate(
             ))
         }
         MutationKind::Put | MutationKind::Delete => {
+            let tag = (nonces, req.nonce_group.unwrap_or(0), w.nonce.unwrap_or(0));
             let m = row_mutation(rs, region, w)?;
             check_families(rs, region, &m, access)?;
             let processed = match &condition {
                 Some(c) => {
                     let row = m.row.clone();
-                    check_and(rs, region, &row, Some(c), Checked::Mutations(vec![m]))?.0
+                    let action = Checked::Mutations(vec![m]);
+                    check_and_once(rs, region, &row, Some(c), action, tag)?.0
                 }
                 None => {
                     rs.region(region)

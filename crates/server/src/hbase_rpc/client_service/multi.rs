@@ -107,7 +107,7 @@ pub(super) fn region_action(
     access: &Access,
 ) -> pb::RegionActionResult {
     if ra.atomic == Some(true) || ra.condition.is_some() {
-        return atomic_action(rs, region, ra, actions, access);
+        return atomic_action(rs, region, ra, actions, access, nonces);
     }
     let mut out = Vec::with_capacity(actions.len());
     // (index, mutation) applied together after the reads.
@@ -164,6 +164,7 @@ pub(super) fn atomic_action(
     ra: &pb::RegionAction,
     actions: Vec<(u32, Decoded)>,
     access: &Access,
+    (manager, group): (&ServerNonces, u64),
 ) -> pb::RegionActionResult {
     let fail_all = |e: HBaseException| pb::RegionActionResult {
         exception: Some(e.to_name_bytes_pair()),
@@ -171,9 +172,14 @@ pub(super) fn atomic_action(
     };
     let mut indexes = Vec::with_capacity(actions.len());
     let mut mutations = Vec::with_capacity(actions.len());
+    // A checked action's nonce (one for the call), on any of its mutations.
+    let mut nonce = 0;
     for (index, d) in actions {
         let m = match d {
             Decoded::Mutation(w) if matches!(w.kind, MutationKind::Put | MutationKind::Delete) => {
+                if nonce == 0 {
+                    nonce = w.nonce.unwrap_or(0);
+                }
                 match row_mutation(rs, region, w)
                     .and_then(|m| check_families(rs, region, &m, access).map(|()| m))
                 {
@@ -207,7 +213,21 @@ pub(super) fn atomic_action(
             }
             Ok(c)
         })
-        .and_then(|c| check_and(rs, region, &row, c.as_ref(), Checked::Mutations(mutations)))
+        .and_then(|c| {
+            let action = Checked::Mutations(mutations);
+            match &c {
+                Some(_) => check_and_once(
+                    rs,
+                    region,
+                    &row,
+                    c.as_ref(),
+                    action,
+                    (manager, group, nonce),
+                ),
+                // RowMutations without a condition: no check to answer.
+                None => check_and(rs, region, &row, None, action),
+            }
+        })
         .map(|(held, _)| held);
     match processed {
         Ok(processed) => pb::RegionActionResult {
