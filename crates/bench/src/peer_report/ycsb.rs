@@ -250,6 +250,11 @@ pub fn run_script(r: &YcsbRun, script: Option<&Path>) -> Result<ScriptOutcome> {
     let mut table = String::new();
     if let Some(out) = child.stdout.take() {
         for line in BufReader::new(out).lines().map_while(|l| l.ok()) {
+            // scripts/java-deps.sh's notes on what it fetches are progress.
+            if line.starts_with("== resolving") || line.starts_with("== installing") {
+                eprintln!("{line}");
+                continue;
+            }
             table.push_str(&line);
             table.push('\n');
         }
