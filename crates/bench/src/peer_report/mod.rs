@@ -18,8 +18,9 @@ pub mod ycsb;
 #[cfg(test)]
 mod tests;
 
-use crate::cli::{ExperimentName, Outcome, PeerArg, experiment_name, start_peer};
+use crate::cli::{ExperimentName, Outcome, PeerArg, experiment_name};
 use crate::experiment::{self, Ctx, Report};
+use crate::peer::start_peer;
 use crate::{BenchError, Result};
 use clap::{Args, Subcommand};
 use serde::Serialize;
