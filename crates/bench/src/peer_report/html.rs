@@ -158,16 +158,16 @@ fn ycsb_section(run: &PeerRun) -> String {
         other => return h + &format!("<p>{}</p>\n", status_cell(other)),
     };
     let meta = &r.run;
-    let num = |k: &str| meta.get(k).and_then(|v| v.as_f64());
+    let count = |k: &str| meta.get(k).and_then(|v| v.as_f64()).map_or("?".into(), int);
     h += &format!(
         "<p>YCSB {} ({}), {} records, {} operations a workload, {} client threads, memory budget {} each; \
          HBase: {}. Full tables: <a href=\"ycsb/results.md\">ycsb/results.md</a>, \
          <a href=\"ycsb/results.json\">ycsb/results.json</a>; logs under <code>ycsb/</code>.</p>\n",
         escape(meta.get("ycsb").and_then(|v| v.as_str()).unwrap_or("?")),
         escape(meta.get("binding").and_then(|v| v.as_str()).unwrap_or("?")),
-        figure(num("records")),
-        figure(num("ops")),
-        figure(num("threads")),
+        count("records"),
+        count("ops"),
+        count("threads"),
         escape(meta.get("memory").and_then(|v| v.as_str()).unwrap_or("?")),
         escape(meta.get("hbase").and_then(|v| v.as_str()).unwrap_or("?")),
     );

@@ -156,6 +156,7 @@ fn the_page_names_every_phase_and_escapes_errors() {
     assert!(here.is_some() && published.is_some() && here < published);
     // Machine, versions, the command (quoted as given, escaped).
     for text in [
+        "1,000 records, 1,000 operations a workload, 4 client threads",
         "2 cores, 8 GiB RAM, Test CPU",
         "2026-12-07 07:00:00",
         "ferrobase 0.1.0",
