@@ -6,7 +6,7 @@
 
 use crate::experiment::{self, Ctx};
 use crate::load::{LoadSpec, run_load};
-use crate::peer::HBasePeer;
+use crate::peer::start_peer;
 use crate::rowspec::RowSpec;
 use crate::target::{TargetUrl, with_target_url};
 use crate::ycsb::{self, Phase, YcsbOptions};
@@ -34,6 +34,10 @@ pub enum BenchCommand {
     /// Write a shape's rows as delimited text files for `ferrobase import`
     /// (one file a client thread, as the seeds loaded them).
     GenText(GenTextArgs),
+    /// ferrobase against a real Apache HBase on this machine: `peer ycsb`
+    /// (YCSB A–F on both) and `peer all` (YCSB and the seed experiments,
+    /// one HTML report).
+    Peer(crate::peer_report::PeerArgs),
 }
 
 /// `bench gen-text`.
@@ -386,35 +390,7 @@ pub async fn experiment(a: &ExperimentArgs) -> Result<Outcome> {
             .map_err(|e| BenchError::Invalid(e.to_string()))?;
     }
     // Kept until the experiments end; stops the peer when dropped.
-    let mut started_peer = None;
-    let mut peer_pid = None;
-    let mut peer_heap = None;
-    let peer = match (a.peer, &a.peer_addr) {
-        (None, _) => None,
-        (Some(PeerArg::Hbase), Some(addr)) => {
-            // Its CPU and memory can be read only when it runs here.
-            peer_pid = crate::resources::port_of(addr).and_then(crate::resources::pid_listening_on);
-            Some((
-                addr.clone(),
-                format!("Apache HBase at {addr} (already running)"),
-            ))
-        }
-        (Some(PeerArg::Hbase), None) => {
-            let heap = a
-                .peer_heap
-                .clone()
-                .unwrap_or_else(|| format!("{}m", Settings::default().memory_budget() >> 20));
-            // The write sweeps run ferrobase with 120 handlers (the seeds'
-            // setting); HBase takes the same at start.
-            let set = vec!["hbase.regionserver.handler.count=120".to_string()];
-            let p = HBasePeer::start(&heap, &set).await?;
-            peer_heap = Some(heap);
-            let info = (p.addr.clone(), p.describe.clone());
-            peer_pid = p.pid();
-            started_peer = Some(p);
-            Some(info)
-        }
-    };
+    let setup = start_peer(a.peer, a.peer_addr.as_deref(), a.peer_heap.as_deref()).await?;
     let ctx = Ctx {
         scale: a.scale,
         server: a.server.clone(),
@@ -423,9 +399,9 @@ pub async fn experiment(a: &ExperimentArgs) -> Result<Outcome> {
         etcd: a.etcd.clone(),
         root: a.root.clone(),
         hbase: None,
-        peer,
-        peer_pid,
-        peer_heap,
+        peer: setup.peer.clone(),
+        peer_pid: setup.pid,
+        peer_heap: setup.heap.clone(),
     };
     let names: Vec<&str> = match experiment_name(a.name) {
         Some(n) => vec![n],
@@ -479,7 +455,7 @@ pub async fn experiment(a: &ExperimentArgs) -> Result<Outcome> {
     if errors > 0 && !a.json {
         out += &format!("{errors} operation(s) failed\n");
     }
-    drop(started_peer);
+    drop(setup);
     Ok(Outcome {
         output: out,
         exit_code: u8::from(errors > 0),
@@ -579,6 +555,7 @@ pub fn run(args: &BenchArgs) -> Result<Outcome> {
             BenchCommand::Experiment(a) => experiment(a).await,
             BenchCommand::Ycsb(a) => ycsb_cmd(a).await,
             BenchCommand::GenText(a) => gen_text_cmd(a),
+            BenchCommand::Peer(a) => crate::peer_report::run(a).await,
         }
     })
 }

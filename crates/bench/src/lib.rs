@@ -15,6 +15,9 @@
 //! - [`experiment`]: the seed experiments (sweeps → JSON, SVG chart, table).
 //! - [`peer`]: a real Apache HBase beside the run (`--peer hbase`),
 //!   stopped when dropped.
+//! - [`peer_report`]: `bench peer ycsb|all`: YCSB (through
+//!   `scripts/bench-peer.sh`) and the seed experiments against ferrobase and
+//!   Apache HBase, and the HTML report of both.
 //! - [`resources`]: CPU seconds and peak memory of the bench process and
 //!   of the server process under test, from `/proc`.
 //! - [`cluster`]: etcd, a master and N region server processes on this
@@ -34,6 +37,7 @@ pub mod gen_text;
 pub mod latency;
 pub mod load;
 pub mod peer;
+pub mod peer_report;
 pub mod progress;
 pub mod reads;
 pub mod resources;

@@ -4,10 +4,13 @@
 //! This module owns starting `scripts/hbase-peer.sh` (the Apache artifacts
 //! from Maven Central, one JVM) on a temporary directory and free loopback
 //! ports, and stopping it when the handle is dropped, whatever way the run
-//! ends. It never changes HBase's settings beyond what it is told (the
+//! ends; and [`start_peer`]: that, or an HBase already running, for
+//! `--peer`. It never changes HBase's settings beyond what it is told (the
 //! experiments' server-wide settings that HBase can take at start).
 
+use crate::cli::PeerArg;
 use crate::{BenchError, Result};
+use ferrobase_types::Settings;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
@@ -166,6 +169,59 @@ impl HBasePeer {
         }
         Ok(peer)
     }
+}
+
+/// The HBase of `--peer hbase`, for the experiments' [`Ctx`](crate::experiment::Ctx).
+pub struct PeerSetup {
+    /// The peer this command started; stopped when dropped.
+    pub started: Option<HBasePeer>,
+    /// Its registry address and how it was started ([`Ctx::peer`](crate::experiment::Ctx::peer)).
+    pub peer: Option<(String, String)>,
+    /// Its JVM's process id, when it runs here.
+    pub pid: Option<u32>,
+    /// The heap of the peer this command started ([`Ctx::peer_heap`](crate::experiment::Ctx::peer_heap)).
+    pub heap: Option<String>,
+}
+
+/// Starts the HBase peer (`--peer hbase`), or names the one at `addr`;
+/// `heap` defaults to the embedded ferrobase's memory budget.
+pub async fn start_peer(
+    peer: Option<PeerArg>,
+    addr: Option<&str>,
+    heap: Option<&str>,
+) -> Result<PeerSetup> {
+    let mut setup = PeerSetup {
+        started: None,
+        peer: None,
+        pid: None,
+        heap: None,
+    };
+    match (peer, addr) {
+        (None, _) => {}
+        (Some(PeerArg::Hbase), Some(addr)) => {
+            // Its CPU and memory can be read only when it runs here.
+            setup.pid =
+                crate::resources::port_of(addr).and_then(crate::resources::pid_listening_on);
+            setup.peer = Some((
+                addr.to_string(),
+                format!("Apache HBase at {addr} (already running)"),
+            ));
+        }
+        (Some(PeerArg::Hbase), None) => {
+            let heap = heap
+                .map(String::from)
+                .unwrap_or_else(|| format!("{}m", Settings::default().memory_budget() >> 20));
+            // The write sweeps run ferrobase with 120 handlers (the seeds'
+            // setting); HBase takes the same at start.
+            let set = vec!["hbase.regionserver.handler.count=120".to_string()];
+            let p = HBasePeer::start(&heap, &set).await?;
+            setup.heap = Some(heap);
+            setup.peer = Some((p.addr.clone(), p.describe.clone()));
+            setup.pid = p.pid();
+            setup.started = Some(p);
+        }
+    }
+    Ok(setup)
 }
 
 impl HBasePeer {

@@ -9,10 +9,14 @@ use std::io::Write;
 
 /// Runs the command; an error that prevented the run comes back as `Err`.
 pub fn run(mut args: BenchArgs) -> anyhow::Result<()> {
-    if let BenchCommand::Experiment(e) = &mut args.command {
+    match &mut args.command {
         // `regionservers` starts master and region server processes of
         // this very binary.
-        e.exe = std::env::current_exe().ok();
+        BenchCommand::Experiment(e) => e.exe = std::env::current_exe().ok(),
+        // `peer` measures this very binary against HBase (YCSB's
+        // `FERROBASE_BIN`) and runs `regionservers` with it.
+        BenchCommand::Peer(p) => p.set_exe(std::env::current_exe().ok()),
+        _ => {}
     }
     let outcome = cli::run(&args)?;
     let mut out = std::io::stdout().lock();

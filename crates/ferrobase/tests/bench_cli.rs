@@ -1,7 +1,9 @@
 //! `ferrobase bench` through the binary: a bad flag exits non-zero listing
 //! the valid values; a small load prints a JSON report and exits 0;
 //! `regionservers` runs 1, 2 and 3 real region server processes on a real
-//! etcd and reports every point.
+//! etcd and reports every point; `bench peer ycsb` runs YCSB against a real
+//! Apache HBase 2.6 and this binary (skipped, saying so, where Java is
+//! absent, unless `FERROBASE_REQUIRE_HBASE_PEER=1`).
 
 use std::process::Command;
 
@@ -166,5 +168,83 @@ fn regionservers_experiment_runs_real_clusters() -> Result<(), Box<dyn std::erro
         .collect();
     assert_eq!(regions, ["2", "2", "2"], "{spread}");
     assert!(std::fs::read_to_string(dir.path().join("regionservers.svg"))?.starts_with("<svg"));
+    Ok(())
+}
+
+/// False (after saying why) when no Java can run YCSB and Apache HBase and
+/// the run does not require one.
+fn java_or_skip(what: &str) -> bool {
+    let required = std::env::var("FERROBASE_REQUIRE_HBASE_PEER").is_ok_and(|v| v == "1");
+    if Command::new("java").arg("-version").output().is_err() {
+        assert!(
+            !required,
+            "FERROBASE_REQUIRE_HBASE_PEER=1 but java is not on PATH"
+        );
+        eprintln!(
+            "\n===== SKIPPED: {what} =====\n\
+             java is not on PATH, so neither YCSB nor Apache HBase can run and this test\n\
+             checked NOTHING. scripts/java-deps.sh peer ycsb installs a JDK 17 and Maven.\n"
+        );
+        return false;
+    }
+    true
+}
+
+#[test]
+fn peer_ycsb_against_apache_hbase_and_this_binary() -> Result<(), Box<dyn std::error::Error>> {
+    if !java_or_skip("bench peer ycsb against Apache HBase") {
+        return Ok(());
+    }
+    let dir = tempfile::tempdir()?;
+    let out_dir = dir.path().to_string_lossy().to_string();
+    let out = ferrobase(&[
+        "bench",
+        "peer",
+        "ycsb",
+        "--records",
+        "500",
+        "--ops",
+        "500",
+        "--threads",
+        "2",
+        "--workloads",
+        "c",
+        "--memory",
+        "512m",
+        "--out",
+        &out_dir,
+    ])?;
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    // Progress on stderr, one table with both systems and their ratio on
+    // stdout.
+    assert!(stderr.contains("hbase: load: ok"), "{stderr}");
+    assert!(stderr.contains("ferrobase: workload c: ok"), "{stderr}");
+    assert!(
+        stdout.contains("== workload c") && stdout.contains("| READ p99 µs"),
+        "{stdout}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("results.json"))?)?;
+    for system in ["hbase", "ferrobase"] {
+        for phase in ["create", "load", "c"] {
+            let p = v["phases"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|p| p["system"] == system && p["phase"] == phase)
+                .cloned()
+                .unwrap_or_default();
+            assert_eq!(p["status"], "ok", "{system} {phase}: {p}");
+            if phase == "c" {
+                assert_eq!(p["operations"]["READ"]["ok"], 500, "{p}");
+                assert!(p["server_cpu_s"].is_f64(), "{p}");
+            }
+        }
+    }
+    assert!(v["ratios_ferrobase_over_hbase"]["c"]["throughput"].is_f64());
     Ok(())
 }
