@@ -3,7 +3,7 @@
 //!
 //! This module owns the socket: the preamble (`HBas`, version 0, SIMPLE;
 //! or DIGEST and a SASL DIGEST-MD5 exchange proving the config's token,
-//! [`authenticate`]), the `ConnectionHeader` (service, the user when
+//! `authenticate`), the `ConnectionHeader` (service, the user when
 //! SIMPLE, `KeyValueCodec`), call ids, a
 //! writer task that sends every queued call in one write, and a reader task
 //! that matches each answer to its call by id (answers come back in any
