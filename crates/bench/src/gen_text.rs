@@ -143,7 +143,6 @@ fn push_field(line: &mut Vec<u8>, field: &[u8], separator: u8, row: u64) -> Resu
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
     use ferrobase_workloads::Shape;
 

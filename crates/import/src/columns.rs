@@ -142,7 +142,6 @@ impl ColumnSpec {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]

@@ -187,7 +187,6 @@ impl LineParser {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
 
     fn parser(spec: &str) -> LineParser {

@@ -172,7 +172,6 @@ pub fn skip_bad_lines(skip: bool, fail: bool, defines: &Defines) -> Result<bool,
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]

@@ -134,7 +134,6 @@ pub fn shown(path: &Path) -> String {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
 
     fn lines_of(splits: &[Split]) -> Vec<Vec<String>> {

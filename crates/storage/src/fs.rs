@@ -235,7 +235,6 @@ fn bad_url(url: &str, why: &str) -> StorageError {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::expect_used)]
     use super::*;
 
     #[test]

@@ -25,6 +25,7 @@
 //! stream ‖ check(20)`, where the stream is SHA-1 chained from the salt,
 //! `d₁ = SHA-1(pw ‖ salt)`, `dᵢ₊₁ = SHA-1(pw ‖ dᵢ)`, and `check =
 //! SHA-1(pw ‖ key)` proves the password right. The key is PKCS#8.
+#![deny(clippy::indexing_slicing)]
 
 use ring::digest::{Context, SHA1_FOR_LEGACY_USE_ONLY};
 
@@ -92,14 +93,18 @@ impl<'a> Reader<'a> {
         Ok(out)
     }
 
+    fn array<const N: usize>(&mut self, what: &'static str) -> Result<[u8; N], JksError> {
+        self.take(N, what)?
+            .try_into()
+            .map_err(|_| JksError::Truncated(what))
+    }
+
     fn u16(&mut self, what: &'static str) -> Result<u16, JksError> {
-        let b = self.take(2, what)?;
-        Ok(u16::from_be_bytes([b[0], b[1]]))
+        Ok(u16::from_be_bytes(self.array(what)?))
     }
 
     fn u32(&mut self, what: &'static str) -> Result<u32, JksError> {
-        let b = self.take(4, what)?;
-        Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+        Ok(u32::from_be_bytes(self.array(what)?))
     }
 
     fn utf(&mut self, what: &'static str) -> Result<String, JksError> {

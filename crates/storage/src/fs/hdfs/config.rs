@@ -139,7 +139,6 @@ pub(crate) fn normalize(path: &str) -> std::result::Result<String, String> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
 
     #[test]
