@@ -29,7 +29,7 @@ use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint};
@@ -87,24 +87,8 @@ pub(crate) struct Inner {
     active_master: AtomicUsize,
     servers: Mutex<HashMap<String, Arc<ServerChannels>>>,
     locations: RwLock<HashMap<String, Arc<Vec<RegionLocation>>>>,
-    /// This connection's nonce group (random, never 0).
-    nonce_group: u64,
-    /// The next nonce handed out in the group.
-    next_nonce: AtomicU64,
-}
-
-/// A random `u64` other than 0 (0 means "no nonce" to the server): std's
-/// randomly keyed hasher over the clock and the process id, so two
-/// connections (in one process or in two) draw different groups.
-fn random_nonzero() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    h.write_u128(now);
-    h.write_u32(std::process::id());
-    h.finish().max(1)
+    /// This connection's nonce group and next nonce.
+    nonces: ferrobase_types::nonce::NonceGenerator,
 }
 
 /// A connection; cheap to clone, shared by every [`Table`] and [`Admin`].
@@ -136,32 +120,12 @@ fn channel(address: &str, tls: Option<&ferrobase_tls::ClientTls>) -> Result<Chan
 /// naming it.
 fn credentials(settings: &Settings) -> Result<ferrobase_proto::UserHeader> {
     let header = ferrobase_proto::UserHeader::new(&settings.claimed_user());
-    for path in settings.token_file_paths() {
-        let bytes = match std::fs::read(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                tracing::info!(file = %path.display(), "token file does not exist; skipped");
-                continue;
-            }
-            Err(e) => {
-                return Err(ClientError::Invalid(format!(
-                    "cannot read token file {} (hadoop.token.files, HADOOP_TOKEN_FILE_LOCATION): {e}",
-                    path.display()
-                )));
-            }
-        };
-        let tokens = ferrobase_hbase_wire::token::decode_storage(&bytes).map_err(|e| {
-            ClientError::Invalid(format!(
-                "token file {} is not a Hadoop token file: {e}",
-                path.display()
-            ))
-        })?;
-        let kind = ferrobase_hbase_wire::token::TOKEN_KIND;
-        if let Some(t) = tokens.iter().find(|t| t.kind == kind) {
-            return Ok(header.with_token(&t.identifier, &t.password));
-        }
-    }
-    Ok(header)
+    let found = ferrobase_hbase_wire::token::first_hbase_token(&settings.token_file_paths())
+        .map_err(ClientError::Invalid)?;
+    Ok(match found {
+        Some(t) => header.with_token(&t.identifier, &t.password),
+        None => header,
+    })
 }
 
 impl Connection {
@@ -199,8 +163,7 @@ impl Connection {
                 active_master: AtomicUsize::new(0),
                 servers: Mutex::new(HashMap::new()),
                 locations: RwLock::new(HashMap::new()),
-                nonce_group: random_nonzero(),
-                next_nonce: AtomicU64::new(random_nonzero()),
+                nonces: ferrobase_types::nonce::NonceGenerator::new(),
             }),
         })
     }
@@ -223,7 +186,7 @@ impl Connection {
     /// The nonce group every increment and append of this connection is
     /// tagged with (HBase's `NonceGenerator.getNonceGroup`).
     pub fn nonce_group(&self) -> u64 {
-        self.inner.nonce_group
+        self.inner.nonces.group()
     }
 }
 
@@ -232,12 +195,7 @@ impl Inner {
     /// check-and-mutate; unique within the group (a counter from a random
     /// start, skipping 0).
     pub(crate) fn new_nonce(&self) -> (u64, u64) {
-        loop {
-            let n = self.next_nonce.fetch_add(1, Ordering::Relaxed);
-            if n != 0 {
-                return (self.nonce_group, n);
-            }
-        }
+        self.nonces.next()
     }
 
     pub(crate) fn master(&self) -> MasterClient<UserChannel> {

@@ -99,31 +99,13 @@ impl ClientConfig {
     /// exist is skipped, one that cannot be read or decoded is an error
     /// naming it. No token found leaves the config as it was.
     pub fn with_token_files(mut self, settings: &Settings) -> Result<ClientConfig> {
-        for path in settings.token_file_paths() {
-            let bytes = match std::fs::read(&path) {
-                Ok(b) => b,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => {
-                    return Err(ClientError::Invalid(format!(
-                        "cannot read token file {} (hadoop.token.files, HADOOP_TOKEN_FILE_LOCATION): {e}",
-                        path.display()
-                    )));
-                }
-            };
-            let tokens = ferrobase_hbase_wire::token::decode_storage(&bytes).map_err(|e| {
-                ClientError::Invalid(format!(
-                    "token file {} is not a Hadoop token file: {e}",
-                    path.display()
-                ))
-            })?;
-            let kind = ferrobase_hbase_wire::token::TOKEN_KIND;
-            if let Some(t) = tokens.into_iter().find(|t| t.kind == kind) {
-                self.token = Some(Token {
-                    identifier: t.identifier.into(),
-                    password: t.password.into(),
-                });
-                return Ok(self);
-            }
+        let found = ferrobase_hbase_wire::token::first_hbase_token(&settings.token_file_paths())
+            .map_err(ClientError::Invalid)?;
+        if let Some(t) = found {
+            self.token = Some(Token {
+                identifier: t.identifier.into(),
+                password: t.password.into(),
+            });
         }
         Ok(self)
     }

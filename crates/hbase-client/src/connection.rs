@@ -28,7 +28,7 @@ use parking_lot::Mutex;
 use prost::Message;
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 /// HBase's service names, one per TCP connection.
@@ -49,10 +49,8 @@ pub(crate) struct Inner {
     pools: Mutex<HashMap<PoolKey, Vec<Arc<RpcConnection>>>>,
     turn: AtomicUsize,
     pub(crate) locator: Locator,
-    /// This connection's nonce group (random, never 0).
-    nonce_group: u64,
-    /// The next nonce handed out in the group.
-    next_nonce: AtomicU64,
+    /// This connection's nonce group and next nonce.
+    nonces: ferrobase_types::nonce::NonceGenerator,
 }
 
 impl Inner {
@@ -60,27 +58,8 @@ impl Inner {
     /// within the group (a counter from a random start, skipping 0, which
     /// means "no nonce" to a server).
     pub(crate) fn new_nonce(&self) -> (u64, u64) {
-        loop {
-            let n = self.next_nonce.fetch_add(1, Ordering::Relaxed);
-            if n != 0 {
-                return (self.nonce_group, n);
-            }
-        }
+        self.nonces.next()
     }
-}
-
-/// A random `u64` other than 0: std's randomly keyed hasher over the clock
-/// and the process id, so two connections (in one process or in two) draw
-/// different groups.
-fn random_nonzero() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    h.write_u128(now);
-    h.write_u32(std::process::id());
-    h.finish().max(1)
 }
 
 /// A connection to an HBase 2.x cluster (or ferrobase); cheap to clone.
@@ -126,8 +105,7 @@ impl Connection {
                             pools: Mutex::new(HashMap::new()),
                             turn: AtomicUsize::new(0),
                             locator: Locator::default(),
-                            nonce_group: random_nonzero(),
-                            next_nonce: AtomicU64::new(random_nonzero()),
+                            nonces: ferrobase_types::nonce::NonceGenerator::new(),
                             config,
                         }),
                     });
@@ -151,7 +129,7 @@ impl Connection {
     /// The nonce group this connection's increments, appends and
     /// checkAndMutates are sent with.
     pub fn nonce_group(&self) -> u64 {
-        self.inner.nonce_group
+        self.inner.nonces.group()
     }
 
     /// The settings in use.

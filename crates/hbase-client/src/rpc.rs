@@ -321,19 +321,14 @@ async fn read_loop(mut read: OwnedReadHalf, shared: Arc<Shared>) {
 }
 
 /// A client nonce for DIGEST-MD5 (RFC 2831 asks for one the server cannot
-/// predict): std's randomly keyed hasher over the clock, twice, base64.
+/// predict): two random words, base64.
 fn cnonce() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    let mut bytes = Vec::with_capacity(16);
-    for i in 0..2u8 {
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        h.write_u128(now);
-        h.write_u8(i);
-        bytes.extend(h.finish().to_be_bytes());
-    }
+    let (a, b) = (
+        ferrobase_types::nonce::random_nonzero(),
+        ferrobase_types::nonce::random_nonzero(),
+    );
+    let mut bytes = a.to_be_bytes().to_vec();
+    bytes.extend(b.to_be_bytes());
     sasl::base64_encode(&bytes)
 }
 

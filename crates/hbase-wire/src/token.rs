@@ -269,6 +269,35 @@ pub fn decode_storage(bytes: &[u8]) -> Result<Vec<StoredToken>, TokenError> {
     Ok(tokens)
 }
 
+/// The first HBase token (kind [`TOKEN_KIND`]) in the Hadoop token files
+/// `paths`, read as Hadoop's `UserGroupInformation` reads them: a file that
+/// does not exist is skipped; one that cannot be read or is not a token
+/// file is an error naming it (and the settings that name such files).
+pub fn first_hbase_token(paths: &[std::path::PathBuf]) -> Result<Option<StoredToken>, String> {
+    for path in paths {
+        let bytes = match std::fs::read(path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => {
+                return Err(format!(
+                    "cannot read token file {} (hadoop.token.files, HADOOP_TOKEN_FILE_LOCATION): {e}",
+                    path.display()
+                ));
+            }
+        };
+        let tokens = decode_storage(&bytes).map_err(|e| {
+            format!(
+                "token file {} is not a Hadoop token file: {e}",
+                path.display()
+            )
+        })?;
+        if let Some(t) = tokens.into_iter().find(|t| t.kind == TOKEN_KIND) {
+            return Ok(Some(t));
+        }
+    }
+    Ok(None)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,6 +19,7 @@ pub mod descriptor;
 pub mod durability;
 pub mod key;
 pub mod mutation;
+pub mod nonce;
 pub mod settings;
 pub mod varint;
 
