@@ -178,6 +178,7 @@ impl Engine {
             .regions
             .write()
             .insert(region.info().id, region.clone());
+        region.request_startup_work();
         Ok(region)
     }
 

@@ -232,11 +232,21 @@ impl Region {
             table: table.clone(),
         });
         shared.add_memstore(replayed_bytes);
-        if replayed > 0 {
-            region.request_flush();
-        }
-        region.maybe_request_compaction();
         Ok(region)
+    }
+
+    /// Queues the background work a just-opened region needs: a flush of
+    /// edits replayed from the WAL, and a compaction when a store has
+    /// enough files or reads references. Called by the engine only once
+    /// the region is in its region map: a pool worker looks the region up
+    /// by id, and a job that finds no region is dropped while the region's
+    /// `*_requested` flag stays set, so no later request would ever queue
+    /// another (a restored region then kept its links forever).
+    pub(crate) fn request_startup_work(&self) {
+        if self.memstore_size.load(Ordering::Acquire) > 0 {
+            self.request_flush();
+        }
+        self.maybe_request_compaction();
     }
 
     /// True while some store still reads a parent's file by reference
