@@ -303,6 +303,24 @@ impl Admin {
             .merge(pb::MergeRequest {
                 region_a: a.to_string(),
                 region_b: b.to_string(),
+                ..Default::default()
+            })
+            .await?;
+        Ok(())
+    }
+
+    /// Merges two or more regions of one table into one (HBase's
+    /// `mergeRegionsAsync(byte[][], forcible)`), by reference. Without
+    /// `force` they must be adjacent; with it, regions that are not are
+    /// merged together with every region between them.
+    pub async fn merge_many(&self, regions: &[String], force: bool) -> Result<()> {
+        self.inner
+            .active_master()
+            .await?
+            .merge(pb::MergeRequest {
+                regions: regions.to_vec(),
+                force,
+                ..Default::default()
             })
             .await?;
         Ok(())

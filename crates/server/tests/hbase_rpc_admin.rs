@@ -4,7 +4,9 @@
 //! the client polls until it is done, and bad requests (a family the table
 //! lacks, `hbase:meta`) answered with HBase's exceptions; and
 //! `MasterService`'s `MergeTableRegions` (by encoded region names, as
-//! `Admin.mergeRegionsAsync` sends them) with `IsSplitOrMergeEnabled`.
+//! `Admin.mergeRegionsAsync` sends them; two regions, then three of which
+//! two are not adjacent, refused until `forcible`) with
+//! `IsSplitOrMergeEnabled`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -147,11 +149,18 @@ async fn merge_table_regions_by_encoded_name() {
     let dir = tempfile::tempdir().unwrap();
     let (server, conn) = common::start_on(dir.path(), common::settings()).await;
     conn.admin()
-        .create_table(&common::table("t", &["f"]), &[Bytes::from_static(b"m")])
+        .create_table(
+            &common::table("t", &["f"]),
+            &[
+                Bytes::from_static(b"m"),
+                Bytes::from_static(b"p"),
+                Bytes::from_static(b"s"),
+            ],
+        )
         .await
         .unwrap();
     let table = conn.table("t");
-    for r in ["a", "k", "m", "z"] {
+    for r in ["a", "k", "m", "o", "p", "r", "s", "z"] {
         table.put(put(r)).await.unwrap();
     }
     let mut m = RawConn::connect(server.addr(), "MasterService", None).await;
@@ -189,12 +198,45 @@ async fn merge_table_regions_by_encoded_name() {
     let r = m.call("MergeTableRegions", &req).await;
     assert!(r.header.exception.is_none(), "{}", exception_class(&r));
     let merged = conn.admin().describe("t").await.unwrap().regions;
+    assert_eq!(merged.len(), 3);
+    assert!(merged[0].start_key.is_empty());
+    assert_eq!(&merged[0].end_key[..], b"p");
+
+    // The first and the last of three regions, not adjacent: refused,
+    // then merged with `forcible` together with the region between them.
+    conn.admin().major_compact("t").await.unwrap();
+    let regions = conn.admin().describe("t").await.unwrap().regions;
+    let spec = |i: usize| {
+        let r = &regions[i];
+        let n = RegionName::new(&t, &r.start_key, r.region_id);
+        pb::RegionSpecifier {
+            r#type: pb::region_specifier::RegionSpecifierType::EncodedRegionName as i32,
+            value: Bytes::from(n.encoded.into_bytes()),
+        }
+    };
+    let mut req = pb::MergeTableRegionsRequest {
+        region: vec![spec(2), spec(0)],
+        ..Default::default()
+    };
+    let r = m.call("MergeTableRegions", &req).await;
+    let e = r.header.exception.clone().unwrap_or_default();
+    assert!(
+        e.stack_trace.unwrap_or_default().contains("not adjacent"),
+        "{}",
+        exception_class(&r)
+    );
+    assert_eq!(conn.admin().describe("t").await.unwrap().regions.len(), 3);
+    req.forcible = Some(true);
+    let r = m.call("MergeTableRegions", &req).await;
+    assert!(r.header.exception.is_none(), "{}", exception_class(&r));
+    let merged = conn.admin().describe("t").await.unwrap().regions;
     assert_eq!(merged.len(), 1);
+    assert!(merged[0].start_key.is_empty() && merged[0].end_key.is_empty());
     let rows = table
         .scan(ferrobase_client::Scan::new())
         .collect()
         .await
         .unwrap();
-    assert_eq!(rows.len(), 4);
+    assert_eq!(rows.len(), 8);
     server.stop().await.unwrap();
 }

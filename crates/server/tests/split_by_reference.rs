@@ -9,7 +9,9 @@
 //! - the two daughters merge back by reference (the merged region's
 //!   directory is a manifest), read the same, compact, and the janitor
 //!   removes both daughters' directories; non-adjacent regions and unknown
-//!   names are refused by name.
+//!   names are refused by name;
+//! - three regions merge in one forced call naming the first and the last,
+//!   by reference, and the janitor removes all three.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -199,5 +201,33 @@ async fn split_and_merge_by_reference_copy_nothing() {
     assert_eq!(e.code(), Some(ErrorCode::InvalidRequest), "{e}");
     assert!(e.to_string().contains("not adjacent"), "{e}");
     check_all_rows(&conn, "three regions").await;
+
+    // All three in one merge (forced: the first and the last are named,
+    // the one between them comes along), by reference.
+    admin.major_compact("t").await.unwrap();
+    engine.set_compactions_enabled(false);
+    let ids: Vec<String> = [&r[2], &r[0]]
+        .iter()
+        .map(|r| r.region_id.to_string())
+        .collect();
+    admin.merge_many(&ids, true).await.unwrap();
+    let merged = admin.describe("t").await.unwrap().regions;
+    assert_eq!(merged.len(), 1);
+    assert!(merged[0].start_key.is_empty() && merged[0].end_key.is_empty());
+    let mdir = data.join("t").join(format!("{:016x}", merged[0].region_id));
+    assert!(
+        bytes_under(&mdir) < 8192,
+        "a three-way merge copies nothing"
+    );
+    check_all_rows(&conn, "three merged with references").await;
+    engine.set_compactions_enabled(true);
+    admin.major_compact("t").await.unwrap();
+    server.master().run_janitor().unwrap();
+    assert_eq!(
+        region_dirs(&data),
+        vec![format!("{:016x}", merged[0].region_id)],
+        "the janitor removed all three parents"
+    );
+    check_all_rows(&conn, "three merged and compacted").await;
     server.stop().await.unwrap();
 }

@@ -186,10 +186,16 @@ impl master_server::Master for MasterService {
     async fn merge(&self, req: Request<pb::MergeRequest>) -> R<pb::Empty> {
         let access = self.access(&req);
         let req = req.into_inner();
+        let regions = if req.regions.is_empty() {
+            vec![req.region_a, req.region_b]
+        } else {
+            req.regions
+        };
         call!(self, |m| {
-            access.require_table("mergeRegions", &m.table_of_target(&req.region_a), ADMIN)?;
-            access.require_table("mergeRegions", &m.table_of_target(&req.region_b), ADMIN)?;
-            m.merge(&req.region_a, &req.region_b).map(|_| pb::Empty {})
+            for r in &regions {
+                access.require_table("mergeRegions", &m.table_of_target(r), ADMIN)?;
+            }
+            m.merge_regions(&regions, req.force).map(|_| pb::Empty {})
         })
     }
 

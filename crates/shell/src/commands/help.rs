@@ -133,7 +133,7 @@ fn usage(name: &str) -> Option<&'static str> {
             "Split entire table or pass a region id to split individual region. With\nthe second parameter, you can specify an explicit split key for the region.\nExamples:\n\n  hbase> split 't1'\n  hbase> split '1234'\n  hbase> split 't1', 'splitKey'\n"
         }
         "merge_region" => {
-            "Merge two adjacent regions, given by encoded region name (or region id).\nThe merged region reads both regions' files by reference and compacts\nthem into its own.\nExamples:\n\n  hbase> merge_region 'ENCODED_REGIONNAME', 'ENCODED_REGIONNAME'\n  hbase> merge_region '1234', '1235'\n"
+            "Merge two or more adjacent regions, given by encoded region name (or\nregion id). The merged region reads the regions' files by reference and\ncompacts them into its own. With force (true), regions that are not\nadjacent merge together with every region between them.\nExamples:\n\n  hbase> merge_region 'ENCODED_REGIONNAME', 'ENCODED_REGIONNAME'\n  hbase> merge_region 'ENCODED_REGIONNAME', 'ENCODED_REGIONNAME', true\n  hbase> merge_region ['ENCODED_REGIONNAME', 'ENCODED_REGIONNAME', 'ENCODED_REGIONNAME']\n  hbase> merge_region ['ENCODED_REGIONNAME', 'ENCODED_REGIONNAME'], true\n  hbase> merge_region '1234', '1235'\n"
         }
         "get_splits" => {
             "Get the splits of the named table:\n  hbase> get_splits 't1'\n  hbase> get_splits 'ns1:t1'\n"

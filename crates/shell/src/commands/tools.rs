@@ -38,18 +38,40 @@ pub async fn split(shell: &mut Shell, args: &[Value]) -> Result<Reply, ShellErro
     Ok(Reply::timed())
 }
 
+/// `merge_region 'A', 'B'[, force]` or `merge_region ['A', 'B', 'C'][, force]`
+/// (HBase 2's two forms).
 pub async fn merge_region(shell: &mut Shell, args: &[Value]) -> Result<Reply, ShellError> {
-    arity("merge_region", args, 2..=3)?;
-    let region = |i: usize| -> Result<String, ShellError> {
-        match args.get(i) {
-            Some(v) => v.text("region"),
-            None => arg_err("merge_region needs two regions".to_string()),
+    let (regions, force) = match args.first() {
+        Some(Value::Array(list)) => {
+            arity("merge_region", args, 1..=2)?;
+            let regions = list
+                .iter()
+                .map(|v| v.text("region"))
+                .collect::<Result<Vec<_>, _>>()?;
+            (regions, args.get(1))
+        }
+        _ => {
+            arity("merge_region", args, 2..=3)?;
+            let region = |i: usize| -> Result<String, ShellError> {
+                match args.get(i) {
+                    Some(v) => v.text("region"),
+                    None => arg_err("merge_region needs two regions".to_string()),
+                }
+            };
+            (vec![region(0)?, region(1)?], args.get(2))
         }
     };
-    let (a, b) = (region(0)?, region(1)?);
-    // The third argument (force) is accepted as HBase's; only adjacent
-    // regions merge.
-    shell.admin.merge_regions(&a, &b).await?;
+    if regions.len() < 2 {
+        return arg_err(format!(
+            "merge_region needs at least two regions, not {}",
+            regions.len()
+        ));
+    }
+    let force = force
+        .map(|v| v.boolean("force"))
+        .transpose()?
+        .unwrap_or(false);
+    shell.admin.merge_many(&regions, force).await?;
     Ok(Reply::timed())
 }
 

@@ -206,27 +206,32 @@ impl MasterService<'_> {
         })
     }
 
-    /// `MergeTableRegions` (`Admin.mergeRegionsAsync`): merges two adjacent
-    /// regions by reference and answers a finished procedure once the
-    /// merged region serves. `forcible` is accepted; non-adjacent regions
-    /// are refused either way.
+    /// `MergeTableRegions` (`Admin.mergeRegionsAsync`): merges two or more
+    /// adjacent regions by reference and answers a finished procedure once
+    /// the merged region serves. With `forcible`, non-adjacent regions
+    /// merge together with every region between them (`Master::merge_regions`).
     pub fn merge_regions(
         &self,
         req: &pb::MergeTableRegionsRequest,
     ) -> Outcome<pb::MergeTableRegionsResponse> {
-        let [a, b] = req.region.as_slice() else {
+        if req.region.len() < 2 {
             return Err(HBaseException::new(
                 ExceptionClass::DoNotRetryIo,
-                format!("a merge takes two regions; {} were given", req.region.len()),
+                format!(
+                    "a merge takes at least two regions; {} were given",
+                    req.region.len()
+                ),
             ));
-        };
-        let (a, b) = (self.region_id(a)?, self.region_id(b)?);
-        for id in [a, b] {
+        }
+        let mut ids = Vec::with_capacity(req.region.len());
+        for spec in &req.region {
+            let id = self.region_id(spec)?;
             let table = self.master.table_of_target(&id.to_string());
             self.require_table("mergeRegions", &table, ADMIN)?;
+            ids.push(id.to_string());
         }
         self.master
-            .merge(&a.to_string(), &b.to_string())
+            .merge_regions(&ids, req.forcible.unwrap_or(false))
             .map_err(exception)?;
         Ok(pb::MergeTableRegionsResponse {
             proc_id: Some(self.procedure()),

@@ -195,6 +195,30 @@ class AdminOpsTest extends InteropTestBase {
   }
 
   @Test
+  void mergeThreeAdjacentRegionsInOneCall() throws Exception {
+    TableName t = createTable("admin_merge3", new byte[][] {b("g"), b("p")}, F);
+    load(t, "a", 10);
+    load(t, "h", 10);
+    load(t, "q", 10);
+    List<RegionInfo> regions = admin.getRegions(t);
+    assertEquals(3, regions.size());
+    admin
+        .mergeRegionsAsync(
+            new byte[][] {
+              regions.get(2).getEncodedNameAsBytes(),
+              regions.get(0).getEncodedNameAsBytes(),
+              regions.get(1).getEncodedNameAsBytes()
+            },
+            false)
+        .get(WAIT_MS, java.util.concurrent.TimeUnit.MILLISECONDS);
+    waitFor("the merge of " + t, () -> admin.getRegions(t).size() == 1);
+    try (Table table = conn.getTable(t)) {
+      assertEquals(30, countRows(table));
+      assertFalse(table.get(new Get(b("h0009"))).isEmpty());
+    }
+  }
+
+  @Test
   void clientsFollowAMovedRegion() throws Exception {
     List<ServerName> servers = servers();
     assumeTrue(servers.size() > 1, "a move needs a second region server");
