@@ -89,6 +89,8 @@ echo "== the same Java tests against a distributed ferrobase (etcd, a master, tw
 FERROBASE_BIN="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/ferrobase" ./scripts/hbase-client-tests-distributed.sh
 echo "== YCSB workloads A and E through the HBase Java client (small; every operation must succeed)"
 FERROBASE_BIN="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/ferrobase" ./scripts/ycsb-hbase-smoke.sh
+echo "== log9 through the Java client's BufferedMutator beside bench load (small: the script runs and the rows read back)"
+FERROBASE_BIN="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/ferrobase" ./scripts/bench-java-load.sh --rows 3000
 echo "== Apache HBase's shell (hbase-shell 2.4.17, JRuby) running a transcript against ferrobase"
 FERROBASE_BIN="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/ferrobase" ./scripts/hbase-shell-tests.sh
 echo "== web UI in headless Chromium (master, table and region server pages of a loaded standalone server)"

@@ -4,7 +4,7 @@
 //! both and `index.html` shows each one: charts and ratios for those that
 //! ran, the reason for one that cannot run here (`regionservers` outside
 //! the ferrobase binary), and the YCSB phase as failed, with its error,
-//! when its script is missing.
+//! when its script is missing; `results.json` holds the same run as data.
 
 use anyhow::Result;
 use ferrobase_bench::cli::ExperimentName;
@@ -85,6 +85,23 @@ async fn peer_all_writes_one_page_naming_every_experiment() -> Result<()> {
         })
         .count();
     assert!(here >= 3, "{}", wal["comparisons"]);
+
+    // results.json holds the same run as data.
+    let all: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("results.json"))?)?;
+    assert_eq!(all["scale"], 0.0005);
+    assert!(
+        all["ycsb"]["Failed"]
+            .as_str()
+            .is_some_and(|e| e.contains("is not a file")),
+        "{}",
+        all["ycsb"]
+    );
+    let exps = all["experiments"].as_array().cloned().unwrap_or_default();
+    let names: Vec<&str> = exps.iter().filter_map(|e| e[0].as_str()).collect();
+    assert_eq!(names, ["wal", "regionservers", "random-read"]);
+    assert_eq!(exps[0][1]["Done"]["errors"], 0);
+    assert!(exps[1][1]["NotRun"].is_string(), "{}", exps[1][1]);
     peer.stop().await?;
     Ok(())
 }

@@ -452,8 +452,14 @@ pub async fn all_cmd(a: &PeerAllArgs) -> Result<Outcome> {
     let index = a.out.join("index.html");
     std::fs::write(&index, html::render(&run))
         .map_err(BenchError::io(format!("writing {}", index.display())))?;
+    // The same run as data: every phase's figures, errors and reasons.
+    let combined = a.out.join("results.json");
+    let json = serde_json::to_string_pretty(&run)
+        .map_err(|e| BenchError::Invalid(format!("encoding {}: {e}", combined.display())))?;
+    std::fs::write(&combined, json)
+        .map_err(BenchError::io(format!("writing {}", combined.display())))?;
     let failures = run.failures();
-    output += &format!("wrote {}\n", index.display());
+    output += &format!("wrote {} and {}\n", index.display(), combined.display());
     if failures > 0 {
         output +=
             &format!("{failures} phase(s) failed or had failed operations (see the report)\n");
