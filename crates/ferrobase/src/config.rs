@@ -20,23 +20,28 @@ pub fn load(file: Option<&Path>, overrides: &[String]) -> anyhow::Result<Setting
     Ok(s)
 }
 
-/// Prints every setting.
-pub fn print(s: &Settings, markdown: bool) {
+/// Prints every setting (a closed pipe ends it with that error, which the
+/// caller treats as the reader having had enough).
+pub fn print(s: &Settings, markdown: bool) -> std::io::Result<()> {
+    use std::io::Write;
     let values = s.values();
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if markdown {
-        println!("| setting | default | meaning |");
-        println!("|---|---|---|");
+        writeln!(out, "| setting | default | meaning |")?;
+        writeln!(out, "|---|---|---|")?;
     }
     for (def, (_, value)) in Settings::DEFINITIONS.iter().zip(values) {
         if markdown {
-            println!(
+            writeln!(
+                out,
                 "| `{}` | `{}` | {} |",
                 def.name,
                 def.default.replace('_', ""),
                 def.doc
-            );
+            )?;
         } else {
-            println!("{} = {}    # {}", def.name, value, def.doc);
+            writeln!(out, "{} = {}    # {}", def.name, value, def.doc)?;
         }
     }
+    out.flush()
 }

@@ -142,10 +142,20 @@ fn main() -> ExitCode {
             config,
             set,
             markdown,
-        } => config::load(config.as_deref(), &set).map(|s| config::print(&s, markdown)),
+        } => config::load(config.as_deref(), &set)
+            .and_then(|s| config::print(&s, markdown).map_err(Into::into)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // Output piped into `head` and the like: the reader stopped early.
+        Err(e)
+            if e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) =>
+        {
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE

@@ -170,6 +170,23 @@ fn readme_lists_every_setting() {
 }
 
 #[test]
+fn output_read_only_in_part_is_no_error() {
+    // `ferrobase settings | head -1`: the reader closes the pipe early.
+    // Closed here before the child has started, so its first write fails.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ferrobase"))
+        .args(["settings", "--markdown"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {err}", out.status);
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
 fn token_create_writes_a_hadoop_token_file_for_the_root() {
     use ferrobase_hbase_wire::token;
     let dir = tempfile::tempdir().unwrap();

@@ -392,7 +392,13 @@ settings! {
     auth_key_update_interval_ms: u64 = 86_400_000, "hbase.auth.key.update.interval",
         "How often (ms) the master (or standalone server) rolls the token key: new tokens use the new key, older keys keep checking their tokens until those can no longer be valid (this interval plus hbase.auth.token.max.lifetime), then are deleted.";
     superuser: String = "", "hbase.superuser",
-        "Comma-separated users with every permission everywhere; the user who started the server is always one.";
+        "Comma-separated users and @groups with every permission everywhere; the user who started the server is always one.";
+    group_mapping: String = "org.apache.hadoop.security.JniBasedUnixGroupsMappingWithFallback", "hadoop.security.group.mapping",
+        "Where a user's groups (for @group grants and superusers) come from, as Hadoop's class names: JniBasedUnixGroupsMappingWithFallback or ShellBasedUnixGroupsMapping (the server host's groups of the user, as `id -Gn` lists them), or NullGroupsMapping (none); hadoop.user.group.static.mapping.overrides applies first.";
+    group_static_overrides: String = "dr.who=;", "hadoop.user.group.static.mapping.overrides",
+        "Fixed groups for some users, `user=group1,group2;user2=;` (an empty list: no groups), consulted before hadoop.security.group.mapping.";
+    groups_cache_secs: u64 = 300, "hadoop.security.groups.cache.secs",
+        "How long (seconds) a server keeps a user's looked-up groups before asking again.";
     client_user: String = "", "hbase.client.user",
         "The user name a client claims under simple authentication (Rust client, shell, bench, Thrift gateway, master to region servers); empty: the OS user running it.";
     token_files: String = "", "hadoop.token.files",

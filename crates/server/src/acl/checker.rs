@@ -13,6 +13,7 @@
 //! passes at once. This module never reads requests: the services say
 //! what a call touches.
 
+use super::groups::GroupMapping;
 use super::model::{AclState, Action, Actions, Scope};
 use crate::error::{Result, ServerError};
 use bytes::Bytes;
@@ -45,15 +46,18 @@ impl Indexed {
         Indexed { state, by_user }
     }
 
-    /// True when one of `user`'s grants with `action` passes `covers`.
-    fn any(&self, user: &str, action: Action, covers: impl Fn(&Scope) -> bool) -> bool {
-        self.by_user
-            .get(user)
-            .is_some_and(|ps| ps.iter().any(|(s, a)| a.contains(action) && covers(s)))
+    /// True when one of the grants to `who` (the user, or one of its
+    /// `@group`s) with `action` passes `covers`.
+    fn any(&self, who: &Principal, action: Action, covers: impl Fn(&Scope) -> bool) -> bool {
+        who.names().any(|name| {
+            self.by_user
+                .get(name)
+                .is_some_and(|ps| ps.iter().any(|(s, a)| a.contains(action) && covers(s)))
+        })
     }
 
-    fn namespace(&self, user: &str, ns: &str, action: Action) -> bool {
-        self.any(user, action, |s| match s {
+    fn namespace(&self, who: &Principal, ns: &str, action: Action) -> bool {
+        self.any(who, action, |s| match s {
             Scope::Global => true,
             Scope::Namespace { namespace } => namespace == ns,
             Scope::Table { .. } => false,
@@ -62,19 +66,19 @@ impl Indexed {
 
     fn column(
         &self,
-        user: &str,
+        who: &Principal,
         table: &str,
         f: Option<&[u8]>,
         q: Option<&[u8]>,
         a: Action,
     ) -> bool {
-        self.any(user, a, |s| s.covers(table, f, q))
+        self.any(who, a, |s| s.covers(table, f, q))
     }
 
     /// HBase's `authorizeUserFamily`: a grant on the family, on one of its
     /// qualifiers, or wider.
-    fn family_or_qualifier(&self, user: &str, table: &str, family: &[u8], a: Action) -> bool {
-        self.any(user, a, |s| match s {
+    fn family_or_qualifier(&self, who: &Principal, table: &str, family: &[u8], a: Action) -> bool {
+        self.any(who, a, |s| match s {
             Scope::Table {
                 table: t,
                 family: Some(f),
@@ -89,9 +93,28 @@ impl Indexed {
 pub struct AccessChecker {
     enabled: bool,
     superusers: HashSet<String>,
+    /// `@group`s (without the `@`) of `hbase.superuser`.
+    superuser_groups: HashSet<String>,
+    groups: GroupMapping,
     state: RwLock<Arc<Indexed>>,
     /// False until a state was set (a region server waits for the master's).
     loaded: AtomicBool,
+}
+
+/// A caller as the checks see it: the user and its groups, each as
+/// `@group` (the name grants to a group are stored under), so a grant to
+/// `@ops` applies to every member of `ops`.
+#[derive(Clone, Debug, Default)]
+pub struct Principal {
+    user: Arc<str>,
+    groups: Arc<[String]>,
+}
+
+impl Principal {
+    /// The user and its groups (`@` + name), the names grants are held by.
+    fn names(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(&*self.user).chain(self.groups.iter().map(String::as_str))
+    }
 }
 
 impl AccessChecker {
@@ -99,17 +122,21 @@ impl AccessChecker {
     /// that is not known is refused by name.
     pub fn from_settings(settings: &Settings) -> Result<Arc<AccessChecker>> {
         crate::auth::Authentication::mode(settings)?;
-        let mut superusers: HashSet<String> = settings
-            .superuser
-            .split(',')
-            .map(str::trim)
-            .filter(|u| !u.is_empty())
-            .map(str::to_string)
-            .collect();
+        let (mut superusers, mut superuser_groups) = (HashSet::new(), HashSet::new());
+        for name in settings.superuser.split(',').map(str::trim) {
+            match name.strip_prefix('@') {
+                Some(group) if !group.is_empty() => superuser_groups.insert(group.to_string()),
+                Some(_) => false,
+                None if name.is_empty() => false,
+                None => superusers.insert(name.to_string()),
+            };
+        }
         superusers.insert(ferrobase_types::settings::os_user());
         Ok(Arc::new(AccessChecker {
             enabled: settings.security_authorization,
             superusers,
+            superuser_groups,
+            groups: GroupMapping::from_settings(settings)?,
             state: RwLock::default(),
             loaded: AtomicBool::new(false),
         }))
@@ -120,6 +147,8 @@ impl AccessChecker {
         Arc::new(AccessChecker {
             enabled: false,
             superusers: HashSet::new(),
+            superuser_groups: HashSet::new(),
+            groups: GroupMapping::none(),
             state: RwLock::default(),
             loaded: AtomicBool::new(true),
         })
@@ -149,16 +178,44 @@ impl AccessChecker {
             .then(|| self.state.read().state.version)
     }
 
-    /// True for `hbase.superuser` and the user running this process.
+    /// True for `hbase.superuser` (a user named there, or a member of a
+    /// group named there as `@group`) and the user running this process.
     pub fn is_superuser(&self, user: &str) -> bool {
-        self.superusers.contains(user)
+        self.superusers.contains(user) || self.is_superuser_principal(&self.principal(user))
+    }
+
+    fn is_superuser_principal(&self, who: &Principal) -> bool {
+        self.superusers.contains(&*who.user)
+            || who.groups.iter().any(|g| {
+                g.strip_prefix('@')
+                    .is_some_and(|g| self.superuser_groups.contains(g))
+            })
+    }
+
+    /// `user` with its groups (looked up only when permissions are
+    /// enforced: nothing else needs them).
+    fn principal(&self, user: &str) -> Principal {
+        let groups: Arc<[String]> = if self.enabled {
+            self.groups
+                .groups_of(user)
+                .iter()
+                .map(|g| format!("@{g}"))
+                .collect()
+        } else {
+            Arc::from(Vec::new())
+        };
+        Principal {
+            user: Arc::from(user),
+            groups,
+        }
     }
 
     /// `user` in front of this checker.
     pub fn access(self: &Arc<Self>, user: Arc<str>) -> Access {
+        let groups = self.principal(&user).groups;
         Access {
             checker: self.clone(),
-            user,
+            who: Principal { user, groups },
         }
     }
 
@@ -171,7 +228,7 @@ impl AccessChecker {
 #[derive(Clone)]
 pub struct Access {
     checker: Arc<AccessChecker>,
-    user: Arc<str>,
+    who: Principal,
 }
 
 /// Cells a caller may read of one table, when that is not all of them
@@ -179,7 +236,7 @@ pub struct Access {
 #[derive(Clone)]
 pub struct CellFilter {
     index: Arc<Indexed>,
-    user: Arc<str>,
+    who: Principal,
     table: String,
 }
 
@@ -187,7 +244,7 @@ impl CellFilter {
     /// True when the caller may read `cell`.
     pub fn allows(&self, cell: &Cell) -> bool {
         self.index.column(
-            &self.user,
+            &self.who,
             &self.table,
             Some(&cell.family),
             Some(&cell.qualifier),
@@ -219,13 +276,13 @@ impl Access {
 
     /// The caller's user name (empty: none was given).
     pub fn user(&self) -> &str {
-        &self.user
+        &self.who.user
     }
 
     /// True when checks apply to this caller (authorization on, not a
     /// superuser).
     pub fn checked(&self) -> bool {
-        self.checker.enabled && !self.checker.is_superuser(&self.user)
+        self.checker.enabled && !self.checker.is_superuser_principal(&self.who)
     }
 
     /// The checker.
@@ -236,10 +293,10 @@ impl Access {
     fn deny(&self, what: &str, scope: &Scope, actions: &[Action]) -> ServerError {
         let action: Vec<&str> = actions.iter().map(|a| a.name()).collect();
         let action = action.join("|");
-        let user: &str = if self.user.is_empty() {
+        let user: &str = if self.who.user.is_empty() {
             "(anonymous)"
         } else {
-            &self.user
+            &self.who.user
         };
         tracing::warn!(
             target: "ferrobase::audit",
@@ -280,7 +337,7 @@ impl Access {
     /// One of `actions` globally.
     pub fn require_global(&self, what: &str, actions: &[Action]) -> Result<()> {
         self.require(what, &Scope::Global, actions, |ix, a| {
-            ix.any(&self.user, a, |s| *s == Scope::Global)
+            ix.any(&self.who, a, |s| *s == Scope::Global)
         })
     }
 
@@ -290,7 +347,7 @@ impl Access {
             namespace: ns.to_string(),
         };
         self.require(what, &scope, actions, |ix, a| {
-            ix.namespace(&self.user, ns, a)
+            ix.namespace(&self.who, ns, a)
         })
     }
 
@@ -298,7 +355,7 @@ impl Access {
     pub fn require_table(&self, what: &str, table: &str, actions: &[Action]) -> Result<()> {
         let scope = Scope::table(table, None, None);
         self.require(what, &scope, actions, |ix, a| {
-            ix.column(&self.user, table, None, None, a)
+            ix.column(&self.who, table, None, None, a)
         })
     }
 
@@ -312,7 +369,7 @@ impl Access {
     ) -> Result<()> {
         let scope = Scope::table(table, Some(family), None);
         self.require(what, &scope, actions, |ix, a| {
-            ix.column(&self.user, table, Some(family), None, a)
+            ix.column(&self.who, table, Some(family), None, a)
         })
     }
 
@@ -328,7 +385,7 @@ impl Access {
         for &a in actions {
             let scope = Scope::table(table, Some(family), Some(qualifier));
             self.require(what, &scope, &[a], |ix, a| {
-                ix.column(&self.user, table, Some(family), Some(qualifier), a)
+                ix.column(&self.who, table, Some(family), Some(qualifier), a)
             })?;
         }
         Ok(())
@@ -342,7 +399,7 @@ impl Access {
             return Ok(());
         }
         let ix = self.checker.snapshot();
-        let user = &*self.user;
+        let user = &self.who;
         if ix.column(user, table, None, None, Action::Write) {
             return Ok(());
         }
@@ -385,7 +442,7 @@ impl Access {
             return Ok(None);
         }
         let ix = self.checker.snapshot();
-        let user = &*self.user;
+        let user = &self.who;
         let r = Action::Read;
         if ix.column(user, table, None, None, r) {
             return Ok(None);
@@ -412,7 +469,7 @@ impl Access {
         if some_granted {
             return Ok(Some(CellFilter {
                 index: ix,
-                user: self.user.clone(),
+                who: self.who.clone(),
                 table: table.to_string(),
             }));
         }
@@ -426,7 +483,11 @@ impl Access {
     /// The caller's actions on exactly `scope` and every wider one, for
     /// HBase's `hasUserPermissions` (asked by `user`, not the caller).
     pub fn user_has(&self, user: &str, scope: &Scope, action: Action) -> bool {
-        if !self.checker.enabled || self.checker.is_superuser(user) {
+        if !self.checker.enabled {
+            return true;
+        }
+        let user = &self.checker.principal(user);
+        if self.checker.is_superuser_principal(user) {
             return true;
         }
         let ix = self.checker.snapshot();
@@ -448,9 +509,11 @@ impl Access {
             return true;
         }
         let ix = self.checker.snapshot();
-        ix.by_user.get(&*self.user).is_some_and(|ps| {
-            ps.iter().any(|(s, a)| {
-                !a.is_empty() && (s.covers(table, None, None) || s.table_name() == Some(table))
+        self.who.names().any(|name| {
+            ix.by_user.get(name).is_some_and(|ps| {
+                ps.iter().any(|(s, a)| {
+                    !a.is_empty() && (s.covers(table, None, None) || s.table_name() == Some(table))
+                })
             })
         })
     }
@@ -477,6 +540,57 @@ mod tests {
 
     fn who(c: &Arc<AccessChecker>, u: &str) -> Access {
         c.access(Arc::from(u))
+    }
+
+    #[test]
+    fn group_grants_and_group_superusers_apply_to_members() {
+        let settings = Settings {
+            security_authorization: true,
+            superuser: "root, @admins".into(),
+            group_mapping: "NullGroupsMapping".into(),
+            group_static_overrides: "alice=ops,dev;bob=dev;carol=admins;dave=".into(),
+            ..Settings::default()
+        };
+        let c = AccessChecker::from_settings(&settings).unwrap();
+        let mut s = AclState::default();
+        s.grant(
+            "@ops",
+            &Scope::table("t", None, None),
+            Actions::parse("RW").unwrap(),
+            false,
+        );
+        s.grant(
+            "@dev",
+            &Scope::table("u", Some(b"f"), None),
+            Actions::parse("R").unwrap(),
+            false,
+        );
+        c.set_state(s);
+        let (alice, bob, carol, dave) = (
+            who(&c, "alice"),
+            who(&c, "bob"),
+            who(&c, "carol"),
+            who(&c, "dave"),
+        );
+        // A member of @ops writes t; a member of @dev alone does not.
+        let put = [RowMutation::new("r").put("f", "q", "v")];
+        assert!(alice.require_write("put", "t", &put).is_ok());
+        let e = bob.require_write("put", "t", &put).unwrap_err();
+        assert!(e.to_string().contains("'bob'"), "{e}");
+        // @dev's family grant covers alice and bob, not dave.
+        for a in [&alice, &bob] {
+            assert!(a.require_family("get", "u", b"f", &[Action::Read]).is_ok());
+        }
+        assert!(
+            dave.require_family("get", "u", b"f", &[Action::Read])
+                .is_err()
+        );
+        assert!(alice.sees_table("u") && !dave.sees_table("u"));
+        // A member of @admins is a superuser; "@admins" itself is no user.
+        assert!(!carol.checked());
+        assert!(c.is_superuser("carol") && !c.is_superuser("@admins"));
+        assert!(alice.user_has("bob", &Scope::table("u", Some(b"f"), None), Action::Read));
+        assert!(!alice.user_has("dave", &Scope::table("u", Some(b"f"), None), Action::Read));
     }
 
     #[test]
