@@ -348,9 +348,58 @@ impl Admin {
             .snapshot(pb::SnapshotRequest {
                 table: table.to_string(),
                 name: name.to_string(),
+                ttl_secs: None,
             })
             .await?
             .into_inner())
+    }
+
+    /// [`snapshot`](Self::snapshot) with a TTL in seconds (HBase's
+    /// `{TTL => n}`): once it has passed the snapshot can no longer be
+    /// cloned or restored and the master's cleaner deletes it; 0 keeps it
+    /// until deleted.
+    pub async fn snapshot_with_ttl(
+        &self,
+        table: &str,
+        name: &str,
+        ttl_secs: u64,
+    ) -> Result<SnapshotDescription> {
+        Ok(self
+            .inner
+            .active_master()
+            .await?
+            .snapshot(pb::SnapshotRequest {
+                table: table.to_string(),
+                name: name.to_string(),
+                ttl_secs: Some(ttl_secs),
+            })
+            .await?
+            .into_inner())
+    }
+
+    /// HBase's `snapshot_cleanup_switch`: turns the cleaner of expired
+    /// snapshots on or off; returns the state before.
+    pub async fn snapshot_cleanup_switch(&self, on: bool) -> Result<bool> {
+        Ok(self
+            .inner
+            .active_master()
+            .await?
+            .snapshot_cleanup(pb::SnapshotCleanupRequest { enabled: Some(on) })
+            .await?
+            .into_inner()
+            .value)
+    }
+
+    /// HBase's `snapshot_cleanup_enabled`.
+    pub async fn snapshot_cleanup_enabled(&self) -> Result<bool> {
+        Ok(self
+            .inner
+            .active_master()
+            .await?
+            .snapshot_cleanup(pb::SnapshotCleanupRequest { enabled: None })
+            .await?
+            .into_inner()
+            .value)
     }
 
     /// Complete snapshots, sorted by name; with `regex`, those whose whole

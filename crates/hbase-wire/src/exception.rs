@@ -75,6 +75,8 @@ classes! {
     NoSuchColumnFamily => "org.apache.hadoop.hbase.regionserver.NoSuchColumnFamilyException", retry: false,
     SnapshotDoesNotExist => "org.apache.hadoop.hbase.snapshot.SnapshotDoesNotExistException", retry: false,
     SnapshotExists => "org.apache.hadoop.hbase.snapshot.SnapshotExistsException", retry: false,
+    /// A clone or restore of a snapshot whose TTL has passed.
+    SnapshotTtlExpired => "org.apache.hadoop.hbase.snapshot.SnapshotTTLExpiredException", retry: false,
     /// A family operation that the table's state forbids (e.g. deleting
     /// its last family).
     InvalidFamilyOperation => "org.apache.hadoop.hbase.InvalidFamilyOperationException", retry: false,

@@ -67,6 +67,7 @@ codes! {
     NamespaceExists => "NAMESPACE_EXISTS", AlreadyExists, false;
     SnapshotNotFound => "SNAPSHOT_NOT_FOUND", NotFound, false;
     SnapshotExists => "SNAPSHOT_EXISTS", AlreadyExists, false;
+    SnapshotExpired => "SNAPSHOT_EXPIRED", FailedPrecondition, false;
     AccessDenied => "ACCESS_DENIED", PermissionDenied, false;
     Unauthenticated => "UNAUTHENTICATED", Unauthenticated, false;
 }

@@ -301,12 +301,14 @@ pub async fn run_master(
     let root = cfg.root.clone();
     let coord = coordination.clone();
     let access = crate::acl::AccessChecker::from_settings(&cfg.settings)?;
+    let snapshot_settings = cfg.settings.clone();
     let master = spawn_blocking(move || {
         root.create_dir_all(Path::new("wal"))
             .map_err(|e| io("creating the WAL root", e))?;
         let dirs = (Path::new(""), Path::new("data"), Some(Path::new("wal")));
         let master = Master::open(root, dirs, coord)?;
         master.set_access_checker(access);
+        master.configure_snapshots(&snapshot_settings);
         Ok(Arc::new(master))
     })
     .await?;
@@ -458,6 +460,7 @@ async fn chores(master: Arc<Master>, coordination: Arc<EtcdCoordination>, settin
                 m.split_oversized(max);
                 m.split_hot(load_split);
                 m.janitor_chore();
+                m.snapshot_cleaner_chore();
             })
             .await;
         }

@@ -64,6 +64,9 @@ pub struct Master {
     stopping: std::sync::atomic::AtomicBool,
     /// The permissions the services check ([`crate::acl`]).
     access: parking_lot::RwLock<Arc<crate::acl::AccessChecker>>,
+    /// Snapshot TTLs: the default TTL (s), the cleaner's interval (ms) and
+    /// when it last ran (`snapshot::clean_expired_snapshots`).
+    pub(crate) snapshot_ttl: Mutex<crate::snapshot::TtlChore>,
 }
 
 impl Master {
@@ -104,6 +107,7 @@ impl Master {
             load_windows: Mutex::new(HashMap::new()),
             stopping: std::sync::atomic::AtomicBool::new(false),
             access: parking_lot::RwLock::new(crate::acl::AccessChecker::disabled()),
+            snapshot_ttl: Mutex::default(),
         };
         master.recover_snapshots();
         Ok(master)

@@ -82,6 +82,9 @@ pub struct MetaState {
     /// Permissions granted (HBase's `hbase:acl`), see [`crate::acl`].
     #[serde(default)]
     pub acl: crate::acl::AclState,
+    /// `snapshot_cleanup_switch false`: expired snapshots are kept.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub snapshot_cleanup_off: bool,
 }
 
 impl MetaState {

@@ -11,7 +11,15 @@
 //! restore s      (t disabled) new regions as for a clone ─► meta: t's regions and
 //!                descriptor are the snapshot's (the switch) ─► retire t's old regions
 //! delete s       remove .hbase-snapshot/s ─► clean the archive
+//! expire         (a chore) every snapshot whose TTL has passed: delete it
 //! ```
+//!
+//! A snapshot's TTL (HBase's): seconds it lives after it was taken, from
+//! the request or `hbase.master.snapshot.ttl`; 0 is forever. Once it has
+//! passed, a clone or restore of it is refused (`SNAPSHOT_EXPIRED`, HBase's
+//! `SnapshotTTLExpiredException`) and the cleaner, every
+//! `hbase.master.cleaner.snapshot.interval` unless `snapshot_cleanup_switch`
+//! turned it off, deletes it.
 //!
 //! Every call runs under the master's DDL lock, so two snapshot calls, or a
 //! snapshot call and a drop or split, never interleave. Store files are
@@ -62,7 +70,20 @@ fn describe(m: &SnapshotManifest) -> pb::SnapshotDescription {
         name: m.name.clone(),
         table: m.table.clone(),
         created_ms: m.created_ms,
+        ttl_secs: m.ttl_secs,
     }
+}
+
+/// The snapshot TTL settings the master runs with, and the cleaner's last
+/// pass.
+#[derive(Debug, Default)]
+pub struct TtlChore {
+    /// `hbase.master.snapshot.ttl`.
+    pub default_ttl_secs: u64,
+    /// `hbase.master.cleaner.snapshot.interval`; 0 until configured (the
+    /// cleaner then does not run).
+    pub interval_ms: u64,
+    last: Option<std::time::Instant>,
 }
 
 impl Master {
@@ -71,9 +92,30 @@ impl Master {
         SnapshotLayout::for_data_dir(&self.data_dir)
     }
 
+    /// The snapshot TTL settings (`hbase.master.snapshot.ttl`,
+    /// `hbase.master.cleaner.snapshot.interval`).
+    pub fn configure_snapshots(&self, settings: &ferrobase_types::Settings) {
+        let mut c = self.snapshot_ttl.lock();
+        c.default_ttl_secs = settings.snapshot_ttl_secs;
+        c.interval_ms = settings.snapshot_cleaner_interval_ms;
+    }
+
     /// Takes snapshot `name` of `table`: everything acknowledged before the
-    /// call is in it (an enabled table's regions are flushed first).
+    /// call is in it (an enabled table's regions are flushed first). It
+    /// lives `hbase.master.snapshot.ttl` seconds (0: until deleted).
     pub fn snapshot(&self, table: &str, name: &str) -> Result<pb::SnapshotDescription> {
+        self.snapshot_with_ttl(table, name, None)
+    }
+
+    /// [`snapshot`](Self::snapshot) with its own TTL in seconds (`None`:
+    /// the default; 0: until deleted).
+    pub fn snapshot_with_ttl(
+        &self,
+        table: &str,
+        name: &str,
+        ttl_secs: Option<u64>,
+    ) -> Result<pb::SnapshotDescription> {
+        let ttl_secs = ttl_secs.unwrap_or_else(|| self.snapshot_ttl.lock().default_ttl_secs);
         let _ddl = self.ddl.lock();
         let layout = self.snapshot_layout();
         let fs = &*self.fs;
@@ -94,7 +136,7 @@ impl Master {
                 format!("snapshot '{name}' is being taken"),
             ));
         }
-        let taken = self.take(&t, name, &layout);
+        let taken = self.take(&t, name, ttl_secs, &layout);
         // The marker goes only after the manifest is written (or the
         // snapshot failed): `archive` relies on that order.
         if let Err(e) = snapshot_manifest::end(fs, &layout, name) {
@@ -117,6 +159,7 @@ impl Master {
         &self,
         t: &crate::meta::TableMeta,
         name: &str,
+        ttl_secs: u64,
         layout: &SnapshotLayout,
     ) -> Result<SnapshotManifest> {
         if t.enabled {
@@ -161,6 +204,7 @@ impl Master {
             name: name.to_string(),
             table: t.descriptor.name.clone(),
             created_ms: now_ms(),
+            ttl_secs,
             descriptor: t.descriptor.clone(),
             regions,
         };
@@ -202,6 +246,84 @@ impl Master {
             .ok_or_else(|| no_snapshot(name))
     }
 
+    /// Snapshot `name`, refused when its TTL has passed (what a clone or
+    /// restore reads).
+    fn live_snapshot(&self, name: &str) -> Result<SnapshotManifest> {
+        let m = self.load_snapshot(name)?;
+        if m.expired_at(now_ms()) {
+            return Err(ServerError::new(
+                ErrorCode::SnapshotExpired,
+                format!(
+                    "TTL for snapshot '{name}' has already expired ({} s after it was taken); \
+                     it cannot be cloned or restored",
+                    m.ttl_secs
+                ),
+            ));
+        }
+        Ok(m)
+    }
+
+    /// Deletes every snapshot whose TTL has passed; returns their names.
+    pub fn delete_expired_snapshots(&self) -> Result<Vec<String>> {
+        let _ddl = self.ddl.lock();
+        let layout = self.snapshot_layout();
+        let now = now_ms();
+        let mut deleted = Vec::new();
+        for m in
+            snapshot_manifest::load_all(&*self.fs, &layout).map_err(io("reading the snapshots"))?
+        {
+            if !m.expired_at(now) {
+                continue;
+            }
+            SnapshotManifest::delete(&*self.fs, &layout, &m.name)
+                .map_err(io("deleting an expired snapshot"))?;
+            tracing::info!(snapshot = %m.name, ttl_secs = m.ttl_secs, "deleted an expired snapshot");
+            deleted.push(m.name);
+        }
+        if !deleted.is_empty() {
+            self.clean_archive();
+        }
+        Ok(deleted)
+    }
+
+    /// The expired-snapshot cleaner as a chore: runs when its interval has
+    /// passed and `snapshot_cleanup_switch` is on; errors are logged (the
+    /// next pass retries).
+    pub fn snapshot_cleaner_chore(&self) {
+        {
+            let mut c = self.snapshot_ttl.lock();
+            let due = c.interval_ms > 0
+                && c.last.is_none_or(|at| {
+                    at.elapsed() >= std::time::Duration::from_millis(c.interval_ms)
+                });
+            if !due {
+                return;
+            }
+            c.last = Some(std::time::Instant::now());
+        }
+        if !self.snapshot_cleanup_enabled() {
+            return;
+        }
+        if let Err(e) = self.delete_expired_snapshots() {
+            tracing::warn!(error = %e, "expired-snapshot cleaner pass incomplete");
+        }
+    }
+
+    /// HBase's `snapshot_cleanup_switch`: turns the expired-snapshot
+    /// cleaner on or off (kept in the meta); returns the previous state.
+    pub fn set_snapshot_cleanup(&self, on: bool) -> Result<bool> {
+        self.meta.update(|m| {
+            let was = !m.snapshot_cleanup_off;
+            m.snapshot_cleanup_off = !on;
+            Ok(was)
+        })
+    }
+
+    /// HBase's `snapshot_cleanup_enabled`.
+    pub fn snapshot_cleanup_enabled(&self) -> bool {
+        !self.meta.snapshot().snapshot_cleanup_off
+    }
+
     /// Deletes snapshot `name`; its files that no other snapshot holds and
     /// no table lists are deleted.
     pub fn delete_snapshot(&self, name: &str) -> Result<()> {
@@ -218,7 +340,7 @@ impl Master {
     /// region boundaries, independent of the snapshot's table.
     pub fn clone_snapshot(&self, name: &str, table: &str) -> Result<()> {
         let _ddl = self.ddl.lock();
-        let m = self.load_snapshot(name)?;
+        let m = self.live_snapshot(name)?;
         if self.exists(table) {
             return Err(ServerError::new(
                 ErrorCode::TableExists,
@@ -267,7 +389,7 @@ impl Master {
     /// does.
     pub fn restore_snapshot(&self, name: &str) -> Result<()> {
         let _ddl = self.ddl.lock();
-        let m = self.load_snapshot(name)?;
+        let m = self.live_snapshot(name)?;
         let table = m.table.clone();
         let Some(t) = self.meta.table(&table) else {
             return self.clone_into(&m, &table);

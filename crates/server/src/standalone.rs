@@ -80,12 +80,14 @@ impl Standalone {
                 false => None,
             };
             let (data, wal) = (Path::new("data"), Path::new("wal"));
+            let snapshot_settings = settings.clone();
             let rs = RegionServer::open_on(fs.clone(), data, wal, settings)?;
             rs.set_address(addr.to_string());
             let coordination = Arc::new(InProcess::new(vec![rs.clone()]));
             let master = Master::open(fs, (Path::new(""), data, None), coordination)?;
             // One checker for both: a grant is seen by the region server at once.
             master.set_access_checker(rs.access_checker().clone());
+            master.configure_snapshots(&snapshot_settings);
             master.reconcile()?;
             Ok::<_, ServerError>((rs, Arc::new(master), tokens))
         })
@@ -158,6 +160,7 @@ impl Standalone {
                     m.split_oversized(max_filesize);
                     m.split_hot(load_split);
                     m.janitor_chore();
+                    m.snapshot_cleaner_chore();
                 })
                 .await;
             }

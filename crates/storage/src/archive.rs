@@ -272,6 +272,7 @@ mod tests {
             name: name.into(),
             table: "t".into(),
             created_ms: 0,
+            ttl_secs: 0,
             descriptor: TableDescriptor::new("t", vec![FamilyDescriptor::new("f").unwrap()])
                 .unwrap(),
             regions: vec![SnapshotRegion {

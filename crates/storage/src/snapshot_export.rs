@@ -138,6 +138,7 @@ mod tests {
             name: "s".into(),
             table: "t".into(),
             created_ms: 5,
+            ttl_secs: 0,
             descriptor: TableDescriptor::new("t", vec![FamilyDescriptor::new("f").unwrap()])
                 .unwrap(),
             regions: vec![SnapshotRegion {

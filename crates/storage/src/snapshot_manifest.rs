@@ -172,12 +172,30 @@ pub struct SnapshotManifest {
     pub table: String,
     /// Milliseconds since the Unix epoch.
     pub created_ms: u64,
+    /// Seconds the snapshot lives after `created_ms` (HBase's snapshot
+    /// TTL); 0: until deleted.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub ttl_secs: u64,
     pub descriptor: TableDescriptor,
     /// In row order.
     pub regions: Vec<SnapshotRegion>,
 }
 
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
 impl SnapshotManifest {
+    /// True when the snapshot has a TTL and it has passed at `now_ms`
+    /// (HBase's `SnapshotDescriptionUtils.isExpiredSnapshot`).
+    pub fn expired_at(&self, now_ms: u64) -> bool {
+        self.ttl_secs > 0
+            && self
+                .created_ms
+                .saturating_add(self.ttl_secs.saturating_mul(1000))
+                < now_ms
+    }
+
     /// Every file the snapshot holds, relative to `data/`.
     pub fn files(&self) -> impl Iterator<Item = String> + '_ {
         self.regions
@@ -279,6 +297,7 @@ mod tests {
             name: name.into(),
             table: "t".into(),
             created_ms: 1,
+            ttl_secs: 0,
             descriptor: TableDescriptor::new("t", vec![FamilyDescriptor::new("f").unwrap()])
                 .unwrap(),
             regions: vec![SnapshotRegion {
@@ -288,6 +307,32 @@ mod tests {
                 references: Default::default(),
             }],
         }
+    }
+
+    #[test]
+    fn a_ttl_expires_after_its_seconds_and_is_kept_in_the_manifest() {
+        let mut m = manifest("s");
+        m.created_ms = 10_000;
+        assert!(!m.expired_at(u64::MAX), "no TTL: never");
+        m.ttl_secs = 5;
+        assert!(!m.expired_at(15_000));
+        assert!(m.expired_at(15_001));
+        m.ttl_secs = u64::MAX;
+        assert!(!m.expired_at(u64::MAX), "no overflow");
+        // Written only when set; manifests without it read as "no TTL".
+        let dir = tempfile::tempdir().unwrap();
+        let fs = LocalFs::new(dir.path());
+        let layout = SnapshotLayout::for_data_dir(Path::new("data"));
+        m.ttl_secs = 5;
+        m.store(&fs, &layout).unwrap();
+        let back = SnapshotManifest::load(&fs, &layout, "s").unwrap().unwrap();
+        assert_eq!(back.ttl_secs, 5);
+        let plain = manifest("p");
+        plain.store(&fs, &layout).unwrap();
+        let raw = std::fs::read(dir.path().join(layout.manifest_path("p"))).unwrap();
+        assert!(!String::from_utf8_lossy(&raw).contains("ttl_secs"));
+        let back = SnapshotManifest::load(&fs, &layout, "p").unwrap().unwrap();
+        assert_eq!(back.ttl_secs, 0);
     }
 
     #[test]

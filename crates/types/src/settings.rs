@@ -391,6 +391,10 @@ settings! {
         "How long (ms) an authentication token stays valid after it is issued (ferrobase token create, AuthenticationService.GetAuthenticationToken).";
     auth_key_update_interval_ms: u64 = 86_400_000, "hbase.auth.key.update.interval",
         "How often (ms) the master (or standalone server) rolls the token key: new tokens use the new key, older keys keep checking their tokens until those can no longer be valid (this interval plus hbase.auth.token.max.lifetime), then are deleted.";
+    snapshot_ttl_secs: u64 = 0, "hbase.master.snapshot.ttl",
+        "Seconds a snapshot taken without a TTL of its own lives (0: until deleted).";
+    snapshot_cleaner_interval_ms: u64 = 1_800_000, "hbase.master.cleaner.snapshot.interval",
+        "How often (ms) the master (or standalone server) deletes snapshots whose TTL has passed; snapshot_cleanup_switch turns it off and on.";
     superuser: String = "", "hbase.superuser",
         "Comma-separated users and @groups with every permission everywhere; the user who started the server is always one.";
     group_mapping: String = "org.apache.hadoop.security.JniBasedUnixGroupsMappingWithFallback", "hadoop.security.group.mapping",

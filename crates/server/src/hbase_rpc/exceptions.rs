@@ -33,6 +33,7 @@ pub fn class_of(code: ErrorCode) -> ExceptionClass {
         ErrorCode::NamespaceExists => ExceptionClass::NamespaceExist,
         ErrorCode::SnapshotNotFound => ExceptionClass::SnapshotDoesNotExist,
         ErrorCode::SnapshotExists => ExceptionClass::SnapshotExists,
+        ErrorCode::SnapshotExpired => ExceptionClass::SnapshotTtlExpired,
         ErrorCode::Io => ExceptionClass::Io,
         ErrorCode::AccessDenied | ErrorCode::Unauthenticated => ExceptionClass::AccessDenied,
         ErrorCode::CellTooLarge

@@ -269,6 +269,14 @@ impl HBaseRpc {
                     .security_capabilities()
                     .map(|c| with_secure_authentication(c, secure)))
             }
+            "SwitchSnapshotCleanup" => {
+                later!(pb::SetSnapshotCleanupRequest, switch_snapshot_cleanup)
+            }
+            "IsSnapshotCleanupEnabled" => now!(pb::IsSnapshotCleanupEnabledRequest, |s, _r| Ok(
+                pb::IsSnapshotCleanupEnabledResponse {
+                    enabled: s.master.snapshot_cleanup_enabled()
+                }
+            )),
             "IsSplitOrMergeEnabled" => now!(pb::IsSplitOrMergeEnabledRequest, |_s, _r| {
                 // Splits and merges both run (by reference).
                 Ok(pb::IsSplitOrMergeEnabledResponse { enabled: true })

@@ -212,7 +212,25 @@ impl master_server::Master for MasterService {
         let req = req.into_inner();
         call!(self, |m| {
             access.require_table("snapshot", &req.table, ADMIN)?;
-            m.snapshot(&req.table, &req.name)
+            m.snapshot_with_ttl(&req.table, &req.name, req.ttl_secs)
+        })
+    }
+
+    async fn snapshot_cleanup(
+        &self,
+        req: Request<pb::SnapshotCleanupRequest>,
+    ) -> R<pb::BoolResponse> {
+        let access = self.access(&req);
+        let enabled = req.into_inner().enabled;
+        call!(self, |m| {
+            let value = match enabled {
+                Some(on) => {
+                    access.require_global("switchSnapshotCleanup", ADMIN)?;
+                    m.set_snapshot_cleanup(on)?
+                }
+                None => m.snapshot_cleanup_enabled(),
+            };
+            Ok(pb::BoolResponse { value })
         })
     }
 

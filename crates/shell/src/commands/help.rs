@@ -64,7 +64,7 @@ fn usage(name: &str) -> Option<&'static str> {
             "List all tables that are members of the namespace.\nExamples:\n\n  hbase> list_namespace_tables 'ns1'\n"
         }
         "snapshot" => {
-            "Take a snapshot of specified table. Examples:\n\n  hbase> snapshot 'sourceTable', 'snapshotName'\n"
+            "Take a snapshot of specified table. With TTL (seconds) it can no longer be\ncloned or restored once that has passed, and the master deletes it.\nExamples:\n\n  hbase> snapshot 'sourceTable', 'snapshotName'\n  hbase> snapshot 'namespace:sourceTable', 'snapshotName', {TTL => 86400}\n"
         }
         "list_snapshots" => {
             "List all snapshots taken (by printing the names and relative information).\nOptional regular expression parameter could be used to filter the output\nby snapshot name.\n\nExamples:\n  hbase> list_snapshots\n  hbase> list_snapshots 'abc.*'\n"
@@ -134,6 +134,12 @@ fn usage(name: &str) -> Option<&'static str> {
         }
         "merge_region" => {
             "Merge two or more adjacent regions, given by encoded region name (or\nregion id). The merged region reads the regions' files by reference and\ncompacts them into its own. With force (true), regions that are not\nadjacent merge together with every region between them.\nExamples:\n\n  hbase> merge_region 'ENCODED_REGIONNAME', 'ENCODED_REGIONNAME'\n  hbase> merge_region 'ENCODED_REGIONNAME', 'ENCODED_REGIONNAME', true\n  hbase> merge_region ['ENCODED_REGIONNAME', 'ENCODED_REGIONNAME', 'ENCODED_REGIONNAME']\n  hbase> merge_region ['ENCODED_REGIONNAME', 'ENCODED_REGIONNAME'], true\n  hbase> merge_region '1234', '1235'\n"
+        }
+        "snapshot_cleanup_switch" => {
+            "Enable/Disable snapshot auto-cleanup based on snapshot TTL.\nReturns previous snapshot auto-cleanup switch state.\nExamples:\n\n  hbase> snapshot_cleanup_switch true\n  hbase> snapshot_cleanup_switch false\n"
+        }
+        "snapshot_cleanup_enabled" => {
+            "Query the snapshot auto-cleanup state.\nExamples:\n\n  hbase> snapshot_cleanup_enabled\n"
         }
         "get_splits" => {
             "Get the splits of the named table:\n  hbase> get_splits 't1'\n  hbase> get_splits 'ns1:t1'\n"

@@ -99,6 +99,8 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("locate_region", "tools"),
     ("major_compact", "tools"),
     ("merge_region", "tools"),
+    ("snapshot_cleanup_enabled", "tools"),
+    ("snapshot_cleanup_switch", "tools"),
     ("split", "tools"),
 ];
 
@@ -138,6 +140,8 @@ pub async fn run(shell: &mut Shell, cmd: &Command, out: &mut String) -> Result<R
         "list_namespace_tables" => namespace::list_namespace_tables(shell, a, out).await,
         "drop_namespace" => namespace::drop_namespace(shell, a).await,
         "snapshot" => snapshot::snapshot(shell, a).await,
+        "snapshot_cleanup_switch" => snapshot::snapshot_cleanup_switch(shell, a, out).await,
+        "snapshot_cleanup_enabled" => snapshot::snapshot_cleanup_enabled(shell, a, out).await,
         "list_snapshots" => snapshot::list_snapshots(shell, a, out).await,
         "list_table_snapshots" => snapshot::list_table_snapshots(shell, a, out).await,
         "delete_snapshot" => snapshot::delete_snapshot(shell, a).await,

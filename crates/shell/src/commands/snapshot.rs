@@ -1,6 +1,7 @@
 //! Snapshot commands: snapshot, list_snapshots, list_table_snapshots,
 //! delete_snapshot, clone_snapshot, restore_snapshot (HBase's `snapshots`
-//! group).
+//! group), snapshot_cleanup_switch and snapshot_cleanup_enabled (in
+//! HBase's `tools`).
 //!
 //! Each is one Admin call; the master does the work (flush, manifest,
 //! archive). This module only checks arguments and lays out the listing
@@ -9,7 +10,7 @@
 use super::{Reply, arity, table_name};
 use crate::format::iso_timestamp;
 use crate::session::Shell;
-use crate::value::Value;
+use crate::value::{Dict, Value};
 use crate::{ShellError, arg_err};
 
 /// The snapshot name, the argument at `index`.
@@ -24,13 +25,68 @@ fn snapshot_name(command: &str, args: &[Value], index: usize) -> Result<String, 
     }
 }
 
-/// `snapshot 'table', 'name'`.
+/// `snapshot 'table', 'name'[, {TTL => seconds, SKIP_FLUSH => bool,
+/// MAX_FILESIZE => n}]`. SKIP_FLUSH and MAX_FILESIZE are accepted as
+/// HBase's shell takes them and change nothing: a snapshot always holds
+/// every acknowledged write.
 pub async fn snapshot(shell: &mut Shell, args: &[Value]) -> Result<Reply, ShellError> {
-    arity("snapshot", args, 2..=2)?;
+    arity("snapshot", args, 2..=3)?;
     let table = table_name("snapshot", args)?;
     let name = snapshot_name("snapshot", args, 1)?;
-    shell.admin.snapshot(&table, &name).await?;
+    let ttl = match args.get(2) {
+        None => None,
+        Some(Value::Dict(pairs)) => {
+            let d = Dict::new(pairs);
+            d.check_keys("snapshot", &["TTL", "SKIP_FLUSH", "MAX_FILESIZE"])?;
+            if let Some(v) = d.get("SKIP_FLUSH") {
+                v.boolean("SKIP_FLUSH")?;
+            }
+            if let Some(v) = d.get("MAX_FILESIZE") {
+                v.uint("MAX_FILESIZE")?;
+            }
+            d.get("TTL").map(|v| v.uint("TTL")).transpose()?
+        }
+        Some(v) => {
+            return arg_err(format!(
+                "snapshot takes a dict of options after the name, not {}",
+                v.describe()
+            ));
+        }
+    };
+    match ttl {
+        Some(ttl) => shell.admin.snapshot_with_ttl(&table, &name, ttl).await?,
+        None => shell.admin.snapshot(&table, &name).await?,
+    };
     Ok(Reply::timed())
+}
+
+/// `snapshot_cleanup_switch true|false`: prints and returns the state
+/// before.
+pub async fn snapshot_cleanup_switch(
+    shell: &mut Shell,
+    args: &[Value],
+    out: &mut String,
+) -> Result<Reply, ShellError> {
+    arity("snapshot_cleanup_switch", args, 1..=1)?;
+    let on = match args.first() {
+        Some(v) => v.boolean("the snapshot cleanup switch")?,
+        None => return arg_err("snapshot_cleanup_switch needs true or false"),
+    };
+    let prev = shell.admin.snapshot_cleanup_switch(on).await?;
+    out.push_str(&format!(" Previous snapshot cleanup state : {prev}\n"));
+    Ok(Reply::value(prev.to_string()))
+}
+
+/// `snapshot_cleanup_enabled`: prints and returns the switch's state.
+pub async fn snapshot_cleanup_enabled(
+    shell: &mut Shell,
+    args: &[Value],
+    out: &mut String,
+) -> Result<Reply, ShellError> {
+    arity("snapshot_cleanup_enabled", args, 0..=0)?;
+    let on = shell.admin.snapshot_cleanup_enabled().await?;
+    out.push_str(&format!(" {on}\n"));
+    Ok(Reply::value(on.to_string()))
 }
 
 /// `list_snapshots ['regex']`: `SNAPSHOT  TABLE + CREATION TIME`, the time

@@ -15,6 +15,7 @@ fn snapshot_to_pb(s: &fpb::SnapshotDescription) -> pb::SnapshotDescription {
         creation_time: Some(s.created_ms as i64),
         r#type: Some(pb::snapshot_description::Type::Flush as i32),
         version: Some(2),
+        ttl: Some(i64::try_from(s.ttl_secs).unwrap_or(i64::MAX)),
         ..Default::default()
     }
 }
@@ -39,12 +40,33 @@ impl MasterService<'_> {
             .ok_or_else(|| do_not_retry("a snapshot needs a table"))?;
         let table = snapshot_table(table)?;
         self.require_table("snapshot", &table, ADMIN)?;
+        // As HBase's master reads it: 0 (unset) takes
+        // hbase.master.snapshot.ttl, a negative TTL keeps it forever.
+        let ttl = match req.snapshot.ttl.unwrap_or(0) {
+            0 => None,
+            t => Some(u64::try_from(t).unwrap_or(0)),
+        };
         self.master
-            .snapshot(&table, &req.snapshot.name)
+            .snapshot_with_ttl(&table, &req.snapshot.name, ttl)
             .map_err(exception)?;
         Ok(pb::SnapshotResponse {
             expected_timeout: SNAPSHOT_EXPECTED_TIMEOUT_MS,
             proc_id: Some(self.procedure() as i64),
+        })
+    }
+
+    /// `snapshotCleanupSwitch`: answers the state before.
+    pub fn switch_snapshot_cleanup(
+        &self,
+        req: &pb::SetSnapshotCleanupRequest,
+    ) -> Outcome<pb::SetSnapshotCleanupResponse> {
+        self.require_global("switchSnapshotCleanup", ADMIN)?;
+        let prev = self
+            .master
+            .set_snapshot_cleanup(req.enabled)
+            .map_err(exception)?;
+        Ok(pb::SetSnapshotCleanupResponse {
+            prev_snapshot_cleanup: prev,
         })
     }
 

@@ -28,7 +28,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Table snapshots through the Java Admin: snapshot, listSnapshots, cloneSnapshot, restoreSnapshot
- * of a disabled table, deleteSnapshot, and the errors of each.
+ * of a disabled table, deleteSnapshot, and the errors of each; a snapshot TTL and the cleanup
+ * switch.
  */
 @org.junit.jupiter.api.Order(9)
 class SnapshotTest extends InteropTestBase {
@@ -118,6 +119,33 @@ class SnapshotTest extends InteropTestBase {
     assertThrows(SnapshotDoesNotExistException.class, () -> admin.deleteSnapshot(snap));
     // The clone does not need the snapshot.
     assertEquals(atSnapshot.size() + 1, rows(clone).size());
+  }
+
+  @Test
+  void anExpiredSnapshotIsNotClonedAndTheCleanupSwitchAnswers() throws Exception {
+    TableName t = createTable("snap_ttl", F);
+    try (Table table = conn.getTable(t)) {
+      table.put(new Put(Bytes.toBytes("r")).addColumn(F, Q, Bytes.toBytes("v")));
+    }
+    String snap = uniqueName("snap_ttl").getNameAsString();
+    admin.snapshot(
+        new SnapshotDescription(
+            snap, t, org.apache.hadoop.hbase.client.SnapshotType.FLUSH, java.util.Map.of("TTL", 1L)));
+    SnapshotDescription listed =
+        admin.listSnapshots(Pattern.compile(Pattern.quote(snap))).get(0);
+    assertEquals(1L, listed.getTtl());
+    Thread.sleep(2_000);
+    TableName clone = uniqueName("snap_ttl_clone");
+    assertThrows(
+        org.apache.hadoop.hbase.snapshot.SnapshotTTLExpiredException.class,
+        () -> admin.cloneSnapshot(snap, clone));
+    assertFalse(admin.tableExists(clone));
+    // The switch answers its previous state, and is put back as it was.
+    boolean was = admin.snapshotCleanupSwitch(false, true);
+    assertFalse(admin.isSnapshotCleanupEnabled());
+    assertFalse(admin.snapshotCleanupSwitch(was, true));
+    assertEquals(was, admin.isSnapshotCleanupEnabled());
+    admin.deleteSnapshot(snap);
   }
 
   @Test
