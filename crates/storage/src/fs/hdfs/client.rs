@@ -127,12 +127,6 @@ impl Client {
         io::Error::new(kind, msg)
     }
 
-    /// `e` with `hdfs_path` in its message (for `io::Read` and
-    /// [`RandomRead`](crate::fs::RandomRead), which have no path field).
-    pub fn io_err(&self, hdfs_path: &str, e: io::Error) -> io::Error {
-        io::Error::new(e.kind(), format!("{}: {e}", self.display(hdfs_path)))
-    }
-
     /// Options for a store file, manifest or other file.
     pub fn file_options(&self) -> WriteOptions {
         WriteOptions::default()
@@ -201,6 +195,13 @@ pub(crate) fn short(e: &HdfsError) -> String {
             let first = msg.split("\n\tat ").next().unwrap_or(msg).trim();
             let class = class.rsplit('.').next().unwrap_or(class);
             format!("{class}: {first}")
+        }
+        // hdfs-native's message lists every replica's DataNode as a
+        // protobuf dump, and loses why each failed.
+        HdfsError::DataTransferError(msg) if msg.starts_with("All DataNodes failed") => {
+            "no replica could be read: each DataNode holding the block failed, or sent \
+             data failing its HDFS checksum (a corrupt block)"
+                .to_string()
         }
         HdfsError::AlreadyExists(msg) => {
             let first = msg.split("\n\tat ").next().unwrap_or(msg).trim();

@@ -4,9 +4,12 @@
 //!
 //! Owns buffering (HDFS calls are round trips: writes go out in 4 MiB
 //! pieces, streams read 1 MiB at a time) and the temp-then-rename order;
-//! never interprets the bytes. Checksums: HDFS checks every 512-byte chunk
-//! against the DataNode's CRC32C on read (a corrupt replica is skipped
-//! for another), and the engine's own formats check theirs on top.
+//! never interprets the bytes. Checksums: the client checks every 512-byte
+//! chunk against the DataNode's CRC32C (its block's `.meta` file) on read;
+//! a replica that fails is skipped for the next, and when every replica
+//! fails the read fails, naming the file, the offset and the length. The
+//! engine's own formats check their CRCs on top, for damage HDFS cannot
+//! see (bytes that went bad before the writer checksummed them).
 
 use super::client::Client;
 use crate::error::{Result, StorageError};
@@ -62,7 +65,15 @@ impl RandomRead for HdfsFile {
         let bytes = self
             .client
             .call(async move { reader.read_range(offset as usize, len).await })
-            .map_err(|e| self.client.io_err(&self.path, e))?;
+            .map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!(
+                        "{}: reading {len} bytes at offset {offset}: {e}",
+                        self.client.display(&self.path)
+                    ),
+                )
+            })?;
         if bytes.len() != len {
             return Err(io::Error::new(
                 io::ErrorKind::UnexpectedEof,

@@ -63,7 +63,10 @@ pub(crate) struct HdfsLog {
 
 /// Creates segment `path` (never twice, never its directory: a fenced
 /// writer's directory is gone, and so is its chance to add a segment)
-/// starting with `header`, `hsync`ed.
+/// starting with `header`, `hsync`ed. When the header cannot be written
+/// (no DataNode with room, a space quota), the new file is removed again:
+/// it holds nothing, and the WAL, resuming once space is back, creates a
+/// segment of the same name.
 pub(crate) fn create(
     client: Arc<Client>,
     logs: Arc<OpenLogs>,
@@ -75,9 +78,20 @@ pub(crate) fn create(
     let writer = client
         .call(async move {
             let mut w = fs.create(&p, opts.create_parent(false)).await?;
-            w.write_bytes(header).await?;
-            w.hsync().await?;
-            Ok(w)
+            let written = async {
+                w.write_bytes(header).await?;
+                w.hsync().await
+            }
+            .await;
+            match written {
+                Ok(()) => Ok(w),
+                Err(e) => {
+                    drop(w);
+                    // Best effort: the error to report is the write's.
+                    let _ = fs.delete(&p, false).await;
+                    Err(e)
+                }
+            }
         })
         .map_err(|e| client.err(&path, e))?;
     let state = Arc::new(Mutex::new(LogState {

@@ -139,6 +139,17 @@ impl MiniHdfs {
         self.command("restart-datanodes")
     }
 
+    /// Sets the space quota of directory `path` (a path under the
+    /// cluster, as given to [`url`](Self::url)) to `bytes` raw bytes (a
+    /// file's length times its replication), or clears it (`None`): what
+    /// `hdfs dfsadmin -setSpaceQuota` and `-clrSpaceQuota` do. The
+    /// NameNode then refuses a new block that would pass it.
+    pub fn set_space_quota(&self, path: &str, bytes: Option<u64>) {
+        let path = format!("/{}", path.trim_matches('/'));
+        let bytes = bytes.map_or(-1, |b| i64::try_from(b).unwrap_or(i64::MAX));
+        self.command(&format!("space-quota {path} {bytes}"));
+    }
+
     /// Sends one control command; the number its `OK N running` answer
     /// carries.
     fn command(&self, line: &str) -> usize {

@@ -8,6 +8,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.StandardCopyOption;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.hdfs.protocol.HdfsConstants;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
 
 /**
@@ -31,6 +33,9 @@ import org.apache.hadoop.hdfs.MiniDFSCluster;
  *   stop-datanode I      stops the I-th (0-based) running DataNode
  *   restart-datanodes    restarts every DataNode stop-datanode stopped
  *   datanodes            how many DataNodes run
+ *   space-quota PATH N   sets the space quota of directory PATH to N bytes
+ *                        (raw bytes: a file's length times its replication),
+ *                        as hdfs dfsadmin -setSpaceQuota does; N = -1 clears it
  */
 public final class MiniHdfs {
   private MiniHdfs() {}
@@ -146,6 +151,18 @@ public final class MiniHdfs {
           }
         case "datanodes":
           return "OK " + cluster.getDataNodes().size() + " running";
+        case "space-quota":
+          {
+            long bytes = Long.parseLong(words[2]);
+            // The namespace (file count) quota is left as it is.
+            cluster
+                .getFileSystem()
+                .setQuota(
+                    new Path(words[1]),
+                    HdfsConstants.QUOTA_DONT_SET,
+                    bytes < 0 ? HdfsConstants.QUOTA_RESET : bytes);
+            return "OK " + cluster.getDataNodes().size() + " running";
+          }
         default:
           return "ERR unknown command: " + line;
       }
