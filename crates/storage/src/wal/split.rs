@@ -10,6 +10,11 @@
 //! data/<table>/<region>/recovered.edits/<dead server>.wal   one per region
 //! ```
 //!
+//! Edits are filtered as they are read and held encoded, per destination,
+//! up to a memory budget (64 MiB); past it the largest destination's edits
+//! go out to its file, which stays invisible until the split finishes, so
+//! a WAL of any size splits in bounded memory.
+//!
 //! A recovered edits file has the segment format (header, then checksummed
 //! records) and is published atomically ([`Storage::put`]), so a reader
 //! finds it whole or not at all: any damage in
@@ -27,6 +32,7 @@ use crate::fs::Storage;
 use crate::region::manifest::Manifest;
 use bytes::Bytes;
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Directory, inside a region's directory, of its recovered edits.
@@ -186,60 +192,200 @@ pub fn split_wal_dir_routed(
     region_dir: &dyn Fn(u64) -> Option<PathBuf>,
     successor: Successor<'_>,
 ) -> Result<SplitReport> {
-    let mut by_region: BTreeMap<u64, Vec<WalEdit>> = BTreeMap::new();
+    split_buffered(
+        fs,
+        (wal_dir, server),
+        region_dir,
+        successor,
+        SPLIT_BUFFER_BYTES,
+    )
+}
+
+/// Encoded edits a split holds in memory at most (HBase's
+/// `hbase.regionserver.hlog.splitlog.buffersize` is 128 MiB): past it the
+/// largest destination's edits are written out to its file, which stays
+/// open (invisible until finished) for the rest of the split.
+const SPLIT_BUFFER_BYTES: usize = 64 << 20;
+
+/// [`split_wal_dir_routed`] holding at most about `budget` bytes of
+/// encoded edits in memory, whatever the size of the WAL.
+fn split_buffered(
+    fs: &dyn Storage,
+    (wal_dir, server): (&Path, &str),
+    region_dir: &dyn Fn(u64) -> Option<PathBuf>,
+    successor: Successor<'_>,
+    budget: usize,
+) -> Result<SplitReport> {
     let mut report = SplitReport::default();
+    // Each region's directory and flushed sequence id, looked up once.
+    let mut regions: BTreeMap<u64, Option<(PathBuf, u64)>> = BTreeMap::new();
+    let mut sinks = Sinks::new(fs, format!("{server}.{RECOVERED_EDITS_EXT}"), budget);
+    let mut unknown = std::collections::BTreeSet::new();
     let (segments, torn) = read_wal_dir(fs, wal_dir, &mut |edit| {
         report.edits += 1;
-        by_region.entry(edit.region_id).or_default().push(edit);
+        let region = match regions.get(&edit.region_id) {
+            Some(known) => known.clone(),
+            None => {
+                let found = match region_dir(edit.region_id) {
+                    Some(dir) => {
+                        let flushed = Manifest::load(fs, &dir)?
+                            .map(|m| m.flushed_seq)
+                            .unwrap_or(0);
+                        Some((dir, flushed))
+                    }
+                    None => None,
+                };
+                regions.insert(edit.region_id, found.clone());
+                found
+            }
+        };
+        match region {
+            // A region split or merged away: its cells are not needed (it
+            // was closed, so flushed, first, and its children read its
+            // files), but a client may still retry the operation the edit
+            // carried: its nonce goes, in an edit without cells, to the
+            // region now holding the row.
+            None => {
+                unknown.insert(edit.region_id);
+                if edit.nonce.is_some()
+                    && let Some((id, dir)) = successor(edit.region_id, &edit.row)
+                {
+                    report.routed_nonces += 1;
+                    sinks.push(
+                        &dir,
+                        &WalEdit {
+                            region_id: id,
+                            families: Vec::new(),
+                            ..edit
+                        },
+                    )?;
+                }
+            }
+            Some((dir, flushed)) if edit.seq > flushed => sinks.push(&dir, &edit)?,
+            // A flushed edit needs no replay, but the client may still
+            // retry the operation it carried (its answer died with the
+            // server): keep its nonce, in an edit without cells, so the new
+            // owner answers the retry instead of applying it twice.
+            Some((dir, _)) if edit.nonce.is_some() => sinks.push(
+                &dir,
+                &WalEdit {
+                    families: Vec::new(),
+                    ..edit
+                },
+            )?,
+            Some(_) => {}
+        }
         Ok(())
     })?;
     report.segments = segments;
     report.torn_tail = torn;
-    // Per destination directory: a child can get its own edits and its
-    // parent's nonces from the same dead server, in one file.
-    let mut out: BTreeMap<PathBuf, Vec<WalEdit>> = BTreeMap::new();
-    for (region, edits) in by_region {
-        let Some(dir) = region_dir(region) else {
-            report.unknown_regions += 1;
-            for e in edits.into_iter().filter(|e| e.nonce.is_some()) {
-                if let Some((id, dir)) = successor(region, &e.row) {
-                    report.routed_nonces += 1;
-                    out.entry(dir).or_default().push(WalEdit {
-                        region_id: id,
-                        families: Vec::new(),
-                        ..e
-                    });
-                }
-            }
-            continue;
-        };
-        let flushed = Manifest::load(fs, &dir)?
-            .map(|m| m.flushed_seq)
-            .unwrap_or(0);
-        // A flushed edit needs no replay, but the client may still retry
-        // the operation it carried (its answer died with the server): keep
-        // its nonce, in an edit without cells, so the new owner answers
-        // the retry instead of applying it twice.
-        let nonces_only = edits
-            .iter()
-            .filter(|e| e.seq <= flushed && e.nonce.is_some())
-            .map(|e| WalEdit {
-                families: Vec::new(),
-                ..e.clone()
-            });
-        let unflushed = edits.iter().filter(|e| e.seq > flushed).cloned();
-        let kept: Vec<WalEdit> = nonces_only.chain(unflushed).collect();
-        if !kept.is_empty() {
-            out.entry(dir).or_default().extend(kept);
+    report.unknown_regions = unknown.len();
+    let (files, edits) = sinks.finish()?;
+    report.regions = files;
+    report.recovered = edits;
+    Ok(report)
+}
+
+/// One recovered edits file being made: the edits not yet written out,
+/// and its writer once some were.
+#[derive(Default)]
+struct Sink {
+    buf: Vec<u8>,
+    writer: Option<Box<dyn crate::fs::FileWriter>>,
+    edits: u64,
+}
+
+/// The recovered edits files of one split, by destination directory, with
+/// a bound on the bytes they hold in memory together.
+struct Sinks<'a> {
+    fs: &'a dyn Storage,
+    name: String,
+    budget: usize,
+    held: usize,
+    by_dir: BTreeMap<PathBuf, Sink>,
+}
+
+impl<'a> Sinks<'a> {
+    fn new(fs: &'a dyn Storage, name: String, budget: usize) -> Sinks<'a> {
+        Sinks {
+            fs,
+            name,
+            budget,
+            held: 0,
+            by_dir: BTreeMap::new(),
         }
     }
-    for (dir, keep) in out {
-        let name = format!("{server}.{RECOVERED_EDITS_EXT}");
-        write_recovered(fs, &dir, &name, &keep)?;
-        report.recovered += keep.len() as u64;
-        report.regions += 1;
+
+    fn path(&self, dir: &Path) -> PathBuf {
+        dir.join(RECOVERED_EDITS_DIR).join(&self.name)
     }
-    Ok(report)
+
+    fn push(&mut self, dir: &Path, edit: &WalEdit) -> Result<()> {
+        let path = self.path(dir);
+        let sink = self.by_dir.entry(dir.to_path_buf()).or_default();
+        let before = sink.buf.len();
+        record::encode(edit, &mut sink.buf).map_err(|t| {
+            StorageError::corrupt(
+                self.fs.display(&path),
+                0,
+                format!("edit of {} bytes is too large", t.0),
+            )
+        })?;
+        sink.edits += 1;
+        self.held += sink.buf.len() - before;
+        if self.held > self.budget {
+            self.spill()?;
+        }
+        Ok(())
+    }
+
+    /// Writes the largest buffer out to its file.
+    fn spill(&mut self) -> Result<()> {
+        let Some((dir, sink)) = self.by_dir.iter_mut().max_by_key(|(_, s)| s.buf.len()) else {
+            return Ok(());
+        };
+        let path = dir.join(RECOVERED_EDITS_DIR).join(&self.name);
+        let writer = match &mut sink.writer {
+            Some(w) => w,
+            None => {
+                let mut w = self.fs.create(&path)?;
+                w.write_all(&segment::header())
+                    .map_err(|e| StorageError::io(self.fs.display(&path), e))?;
+                sink.writer.insert(w)
+            }
+        };
+        writer
+            .write_all(&sink.buf)
+            .map_err(|e| StorageError::io(self.fs.display(&path), e))?;
+        self.held -= sink.buf.len();
+        sink.buf = Vec::new();
+        Ok(())
+    }
+
+    /// Publishes every file (whole, or not at all); returns how many and
+    /// the edits in them.
+    fn finish(self) -> Result<(usize, u64)> {
+        let (mut files, mut edits) = (0, 0);
+        for (dir, sink) in self.by_dir {
+            let path = dir.join(RECOVERED_EDITS_DIR).join(&self.name);
+            match sink.writer {
+                // Small enough to have stayed in memory: one atomic put.
+                None => {
+                    let mut bytes = segment::header().to_vec();
+                    bytes.extend_from_slice(&sink.buf);
+                    self.fs.put(&path, &bytes)?;
+                }
+                Some(mut w) => {
+                    w.write_all(&sink.buf)
+                        .map_err(|e| StorageError::io(self.fs.display(&path), e))?;
+                    w.finish()?;
+                }
+            }
+            files += 1;
+            edits += sink.edits;
+        }
+        Ok((files, edits))
+    }
 }
 
 /// Prefix of the recovered edits files that hold only nonces: left by a
@@ -362,6 +508,48 @@ mod tests {
                 cells: CellRun::single(b"q", seq, CellType::Put, b"v"),
             }],
         }
+    }
+
+    #[test]
+    fn a_small_memory_budget_writes_the_same_files() {
+        let tmp = tempfile::tempdir().unwrap();
+        let l = &LocalFs::as_given();
+        let wal_dir = tmp.path().join("wal");
+        {
+            let wal = Wal::open(&wal_dir, WalOptions::default()).unwrap();
+            // Three regions' edits interleaved, some with nonces.
+            let edits: Vec<WalEdit> = (1..=600)
+                .map(|seq| WalEdit {
+                    nonce: (seq % 7 == 0).then_some((3, seq)),
+                    ..edit(seq % 3 + 1, seq)
+                })
+                .collect();
+            wal.append(&edits, Durability::SyncWal).unwrap();
+        }
+        let mut results = Vec::new();
+        for (name, budget) in [("big", usize::MAX), ("small", 1024)] {
+            let root = tmp.path().join(name);
+            let dirs = |id: u64| Some(root.join(format!("r{id}")));
+            let report =
+                split_buffered(l, (&wal_dir, "rs-a"), &dirs, &|_, _| None, budget).unwrap();
+            assert_eq!(
+                (report.edits, report.recovered, report.regions),
+                (600, 600, 3)
+            );
+            let mut got = Vec::new();
+            for id in 1..=3 {
+                let files = recovered_files(l, &root.join(format!("r{id}"))).unwrap();
+                assert_eq!(files.len(), 1, "{name}: one file for r{id}, no temp left");
+                read_recovered(l, &files[0], &mut |e| {
+                    got.push((e.region_id, e.seq, e.nonce, e.families.len()));
+                    Ok(())
+                })
+                .unwrap();
+            }
+            results.push(got);
+        }
+        assert_eq!(results[0].len(), 600);
+        assert_eq!(results[0], results[1]);
     }
 
     #[test]
