@@ -187,7 +187,9 @@ impl Region {
         ));
         let mut last_seq = manifest.max_seq.max(manifest.flushed_seq);
         let mut replayed_bytes = 0;
-        let mut nonces = Vec::new();
+        // Nonces of edits this region flushed before a crash, from the
+        // segments still on disk; newer edits bring theirs as they replay.
+        let mut nonces = shared.wal().take_old_nonces(info.id, manifest.flushed_seq);
         let mut replay = |edit: WalEdit| -> Result<()> {
             last_seq = last_seq.max(edit.seq);
             nonces.extend(edit.logged_nonce());

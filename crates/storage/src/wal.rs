@@ -186,6 +186,9 @@ pub struct Wal {
     report: OpenReport,
     /// The directory lock (where the storage has one), released by close.
     lock: Mutex<Option<Box<dyn Send + Sync>>>,
+    /// Client nonces of the old segments' edits, until each region takes
+    /// its own ([`take_old_nonces`](Self::take_old_nonces)).
+    old_nonces: Mutex<recovery::OldNonces>,
 }
 
 impl Wal {
@@ -201,7 +204,7 @@ impl Wal {
     pub fn open_on(fs: Arc<dyn Storage>, dir: &Path, opts: WalOptions) -> Result<Arc<Wal>> {
         let claim = fs.claim_dir(dir)?;
         let lock = fs.lock_dir(dir)?;
-        let (old, report) = recovery::recover(&*fs, dir)?;
+        let (old, report, old_nonces) = recovery::recover(&*fs, dir)?;
         let next_id = old.last().map_or(1, |s| s.id + 1);
         let (file, path) = segment::create(&*fs, dir, next_id)?;
         let counters = Arc::new(Counters::default());
@@ -233,7 +236,24 @@ impl Wal {
             flusher: Mutex::new(Some(handle)),
             report,
             lock: Mutex::new(lock),
+            old_nonces: Mutex::new(old_nonces),
         }))
+    }
+
+    /// The client nonces of `region_id`'s edits up to `flushed_seq` in the
+    /// segments a previous process left (the region's flushed edits, which
+    /// replay skips), taken once: the region's opener learns them so a
+    /// client retrying such an operation after a crash and restart is
+    /// answered instead of applied again. Edits above `flushed_seq` carry
+    /// theirs through replay.
+    pub fn take_old_nonces(&self, region_id: u64, flushed_seq: u64) -> Vec<LoggedNonce> {
+        let Some(all) = self.old_nonces.lock().remove(&region_id) else {
+            return Vec::new();
+        };
+        all.into_iter()
+            .filter(|(seq, _)| *seq <= flushed_seq)
+            .map(|(_, n)| n)
+            .collect()
     }
 
     /// What open found: segments, records, max seq, a truncated tail.

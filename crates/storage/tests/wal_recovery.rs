@@ -558,3 +558,46 @@ fn kill_9_loses_no_acknowledged_edit() {
         );
     }
 }
+
+/// A region that flushed edits carrying client nonces before a crash does
+/// not replay them, but its opener still learns their nonces from the
+/// segment left on disk (a client may retry the operation after the
+/// restart). Both edits here are flushed: one by the explicit flush, one
+/// by the engine's close.
+#[test]
+fn flushed_edits_nonces_reach_the_regions_opener_after_a_restart() {
+    use ferrobase_storage::{Engine, RegionInfo};
+    use ferrobase_types::{FamilyDescriptor, RowMutation, Settings, TableDescriptor};
+    let dir = tempfile::tempdir().unwrap();
+    let table = TableDescriptor::new("t", vec![FamilyDescriptor::new("f").unwrap()]).unwrap();
+    let tagged = |row: &str, nonce: u64| {
+        let mut m = RowMutation::new(row.to_string())
+            .put("f", "q", "v")
+            .with_durability(Durability::SyncWal);
+        m.nonce = Some((7, nonce));
+        m
+    };
+    let engine = Engine::open(dir.path(), Settings::default()).unwrap();
+    let region = engine
+        .open_region(&table, RegionInfo::whole_table(1, "t"))
+        .unwrap();
+    region.mutate(tagged("a", 1)).unwrap();
+    region.flush(true).unwrap();
+    region.mutate(tagged("b", 2)).unwrap();
+    // No handover of nonces here (that is the server's clean close): the
+    // engine's close leaves what a crash would.
+    engine.close().unwrap();
+
+    let engine = Engine::open(dir.path(), Settings::default()).unwrap();
+    let region = engine
+        .open_region(&table, RegionInfo::whole_table(1, "t"))
+        .unwrap();
+    let mut got: Vec<(u64, u64, Vec<u8>)> = region
+        .take_replayed_nonces()
+        .into_iter()
+        .map(|n| (n.nonce.0, n.nonce.1, n.row.to_vec()))
+        .collect();
+    got.sort();
+    assert_eq!(got, [(7, 1, b"a".to_vec()), (7, 2, b"b".to_vec())]);
+    engine.close().unwrap();
+}

@@ -176,7 +176,14 @@ pub(crate) fn peek_region_seq(payload: &[u8]) -> Option<(u64, u64)> {
 /// Walks a whole payload of segment format `version` without allocating;
 /// `Some((region, seq))` when it is a well-formed edit that uses every
 /// byte. Open uses this to validate.
+#[cfg(test)]
 pub(crate) fn validate(payload: &[u8], version: u32) -> Option<(u64, u64)> {
+    validate_tagged(payload, version).map(|(region, seq, _)| (region, seq))
+}
+
+/// [`validate`], also saying whether the edit carries a client nonce
+/// (version 3, nonce not 0).
+pub(crate) fn validate_tagged(payload: &[u8], version: u32) -> Option<(u64, u64, bool)> {
     let mut c = Cursor::new(payload);
     let region = c.varint()?;
     let seq = c.varint()?;
@@ -200,11 +207,12 @@ pub(crate) fn validate(payload: &[u8], version: u32) -> Option<(u64, u64)> {
             c.len_prefixed()?;
         }
     }
+    let mut tagged = false;
     if version >= 3 {
         c.varint()?;
-        c.varint()?;
+        tagged = c.varint()? != 0;
     }
-    c.is_empty().then_some((region, seq))
+    c.is_empty().then_some((region, seq, tagged))
 }
 
 /// Decodes a payload of segment format `version` into an edit whose row,

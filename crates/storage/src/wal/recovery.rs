@@ -72,21 +72,30 @@ pub(crate) struct OldSegment {
     pub regions: HashMap<u64, u64>,
 }
 
+/// The client nonces the old segments' edits carry, by region, each with
+/// its edit's sequence id: a region that flushed an edit before the crash
+/// does not replay it, but a client may still retry the operation.
+pub(crate) type OldNonces = HashMap<u64, Vec<(u64, super::LoggedNonce)>>;
+
 /// Scans every segment of `dir` in order.
-pub(crate) fn recover(fs: &dyn Storage, dir: &Path) -> Result<(Vec<OldSegment>, OpenReport)> {
+pub(crate) fn recover(
+    fs: &dyn Storage,
+    dir: &Path,
+) -> Result<(Vec<OldSegment>, OpenReport, OldNonces)> {
     let found = segment::list(fs, dir)?;
     let mut report = OpenReport {
         segments_found: found.len(),
         ..OpenReport::default()
     };
     let mut segments = Vec::with_capacity(found.len());
+    let mut nonces = OldNonces::new();
     let last = found.len().saturating_sub(1);
     for (i, (id, path)) in found.into_iter().enumerate() {
-        if let Some(regions) = scan(fs, &path, i == last, &mut report)? {
+        if let Some(regions) = scan(fs, &path, i == last, &mut report, &mut nonces)? {
             segments.push(OldSegment { id, path, regions });
         }
     }
-    Ok((segments, report))
+    Ok((segments, report, nonces))
 }
 
 /// Validates one segment; `None` when it was an unfinished last segment
@@ -96,6 +105,7 @@ fn scan(
     at: &Path,
     is_last: bool,
     report: &mut OpenReport,
+    nonces: &mut OldNonces,
 ) -> Result<Option<HashMap<u64, u64>>> {
     let shown = PathBuf::from(fs.display(at));
     let path = shown.as_path();
@@ -122,7 +132,8 @@ fn scan(
     loop {
         match reader.next()? {
             Next::Record { offset } => {
-                let Some((region, seq)) = record::validate(reader.payload(), reader.version())
+                let Some((region, seq, tagged)) =
+                    record::validate_tagged(reader.payload(), reader.version())
                 else {
                     // The CRC matched, so these are the bytes we wrote: a
                     // decoder mismatch, never a torn write. Do not truncate.
@@ -134,6 +145,17 @@ fn scan(
                 };
                 let max = regions.entry(region).or_insert(seq);
                 *max = (*max).max(seq);
+                // Only edits carrying a nonce are decoded (increments,
+                // appends, checked mutations): their row and time.
+                if tagged
+                    && let Some(n) = record::decode(
+                        &bytes::Bytes::copy_from_slice(reader.payload()),
+                        reader.version(),
+                    )
+                    .and_then(|e| e.logged_nonce())
+                {
+                    nonces.entry(region).or_default().push((seq, n));
+                }
                 report.records += 1;
                 report.max_seq = report.max_seq.max(seq);
             }
