@@ -380,26 +380,105 @@ impl Admin {
     /// HBase's `snapshot_cleanup_switch`: turns the cleaner of expired
     /// snapshots on or off; returns the state before.
     pub async fn snapshot_cleanup_switch(&self, on: bool) -> Result<bool> {
+        self.switch(pb::SwitchKind::SnapshotCleanup, Some(on)).await
+    }
+
+    /// HBase's `snapshot_cleanup_enabled`.
+    pub async fn snapshot_cleanup_enabled(&self) -> Result<bool> {
+        self.switch(pb::SwitchKind::SnapshotCleanup, None).await
+    }
+
+    /// HBase's `balance_switch`: turns the periodic balancer on or off;
+    /// returns the state before.
+    pub async fn balance_switch(&self, on: bool) -> Result<bool> {
+        self.switch(pb::SwitchKind::Balancer, Some(on)).await
+    }
+
+    /// HBase's `balancer_enabled`.
+    pub async fn balancer_enabled(&self) -> Result<bool> {
+        self.switch(pb::SwitchKind::Balancer, None).await
+    }
+
+    /// HBase's `catalogjanitor_switch`: turns the janitor's chore (which
+    /// removes split and merge parents no region reads any more) on or off;
+    /// returns the state before.
+    pub async fn catalog_janitor_switch(&self, on: bool) -> Result<bool> {
+        self.switch(pb::SwitchKind::CatalogJanitor, Some(on)).await
+    }
+
+    /// HBase's `catalogjanitor_enabled`.
+    pub async fn catalog_janitor_enabled(&self) -> Result<bool> {
+        self.switch(pb::SwitchKind::CatalogJanitor, None).await
+    }
+
+    async fn switch(&self, kind: pb::SwitchKind, enabled: Option<bool>) -> Result<bool> {
         Ok(self
             .inner
             .active_master()
             .await?
-            .snapshot_cleanup(pb::SnapshotCleanupRequest { enabled: Some(on) })
+            .switch(pb::SwitchRequest {
+                kind: kind as i32,
+                enabled,
+            })
             .await?
             .into_inner()
             .value)
     }
 
-    /// HBase's `snapshot_cleanup_enabled`.
-    pub async fn snapshot_cleanup_enabled(&self) -> Result<bool> {
+    /// HBase's `balancer`: one balancer pass now (whatever its switch);
+    /// returns how many regions moved.
+    pub async fn balance(&self) -> Result<u64> {
         Ok(self
             .inner
             .active_master()
             .await?
-            .snapshot_cleanup(pb::SnapshotCleanupRequest { enabled: None })
+            .balance(pb::Empty {})
+            .await?
+            .into_inner()
+            .count)
+    }
+
+    /// HBase's `catalogjanitor_run`: one janitor pass now; returns how many
+    /// parents and unused region directories it removed.
+    pub async fn run_catalog_janitor(&self) -> Result<u64> {
+        Ok(self
+            .inner
+            .active_master()
+            .await?
+            .run_catalog_janitor(pb::Empty {})
+            .await?
+            .into_inner()
+            .count)
+    }
+
+    /// HBase's `move`: region `region` (an id or encoded name) to the live
+    /// server `dest` (`host:port`), or to the least loaded other server;
+    /// returns whether it moved.
+    pub async fn move_region(&self, region: &str, dest: Option<&str>) -> Result<bool> {
+        Ok(self
+            .inner
+            .active_master()
+            .await?
+            .move_region(pb::MoveRegionRequest {
+                region: region.to_string(),
+                dest: dest.unwrap_or_default().to_string(),
+            })
             .await?
             .into_inner()
             .value)
+    }
+
+    /// HBase's `list_deadservers`: servers found dead that have not come
+    /// back, oldest first.
+    pub async fn dead_servers(&self) -> Result<Vec<pb::DeadServer>> {
+        Ok(self
+            .inner
+            .active_master()
+            .await?
+            .list_dead_servers(pb::Empty {})
+            .await?
+            .into_inner()
+            .servers)
     }
 
     /// Complete snapshots, sorted by name; with `regex`, those whose whole

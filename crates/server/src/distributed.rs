@@ -442,7 +442,9 @@ async fn chores(master: Arc<Master>, coordination: Arc<EtcdCoordination>, settin
             Ok(n) => tracing::info!(regions = n, "assigned regions"),
             Err(e) => tracing::warn!(error = %e, "reconcile incomplete; retrying"),
         }
-        if last_balance.elapsed() >= balance_every {
+        if last_balance.elapsed() >= balance_every
+            && master.switch_on(crate::master::Switch::Balancer)
+        {
             last_balance = Instant::now();
             let m = master.clone();
             match spawn_blocking(move || m.balance()).await {

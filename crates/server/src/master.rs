@@ -25,6 +25,9 @@ mod janitor;
 mod merge;
 mod namespaces;
 mod region_ops;
+mod switches;
+
+pub use switches::Switch;
 
 /// Namespaces that always exist.
 pub const BUILTIN_NAMESPACES: [&str; 2] = ["default", "hbase"];

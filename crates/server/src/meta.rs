@@ -85,6 +85,12 @@ pub struct MetaState {
     /// `snapshot_cleanup_switch false`: expired snapshots are kept.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub snapshot_cleanup_off: bool,
+    /// `balance_switch false`: the periodic balancer does not run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub balancer_off: bool,
+    /// `catalogjanitor_switch false`: the janitor's chore does not run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub janitor_off: bool,
 }
 
 impl MetaState {
@@ -130,6 +136,11 @@ impl MetaStore {
     /// A copy of the current state.
     pub fn snapshot(&self) -> MetaState {
         self.state.lock().clone()
+    }
+
+    /// Reads part of the current state without copying the rest.
+    pub fn read<R>(&self, f: impl FnOnce(&MetaState) -> R) -> R {
+        f(&self.state.lock())
     }
 
     /// One table's entry.

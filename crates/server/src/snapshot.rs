@@ -312,16 +312,12 @@ impl Master {
     /// HBase's `snapshot_cleanup_switch`: turns the expired-snapshot
     /// cleaner on or off (kept in the meta); returns the previous state.
     pub fn set_snapshot_cleanup(&self, on: bool) -> Result<bool> {
-        self.meta.update(|m| {
-            let was = !m.snapshot_cleanup_off;
-            m.snapshot_cleanup_off = !on;
-            Ok(was)
-        })
+        self.set_switch(crate::master::Switch::SnapshotCleanup, on)
     }
 
     /// HBase's `snapshot_cleanup_enabled`.
     pub fn snapshot_cleanup_enabled(&self) -> bool {
-        !self.meta.snapshot().snapshot_cleanup_off
+        self.switch_on(crate::master::Switch::SnapshotCleanup)
     }
 
     /// Deletes snapshot `name`; its files that no other snapshot holds and

@@ -5,6 +5,7 @@
 //! says. What each call does is in `master_service`; this file only routes.
 
 use super::*;
+use crate::master::Switch;
 
 impl HBaseRpc {
     pub(super) fn client_meta(&self, id: u32, method: &str, out: &mut BytesMut) {
@@ -213,9 +214,20 @@ impl HBaseRpc {
             "ListNamespaceDescriptors" => now!(pb::ListNamespaceDescriptorsRequest, |s, _r| s
                 .namespace_descriptors()),
             "ListNamespaces" => now!(pb::ListNamespacesRequest, |s, _r| s.namespace_names()),
-            "IsBalancerEnabled" => now!(pb::IsBalancerEnabledRequest, |_s, _r| Ok(
-                pb::IsBalancerEnabledResponse { enabled: false }
+            "IsBalancerEnabled" => now!(pb::IsBalancerEnabledRequest, |s, _r| Ok(
+                pb::IsBalancerEnabledResponse {
+                    enabled: s.master.switch_on(Switch::Balancer)
+                }
             )),
+            "IsCatalogJanitorEnabled" => now!(pb::IsCatalogJanitorEnabledRequest, |s, _r| Ok(
+                pb::IsCatalogJanitorEnabledResponse {
+                    value: s.master.switch_on(Switch::CatalogJanitor)
+                }
+            )),
+            "EnableCatalogJanitor" => {
+                later!(pb::EnableCatalogJanitorRequest, enable_catalog_janitor)
+            }
+            "RunCatalogScan" => later!(pb::RunCatalogScanRequest, run_catalog_scan),
             "IsInMaintenanceMode" => now!(pb::IsInMaintenanceModeRequest, |_s, _r| Ok(
                 pb::IsInMaintenanceModeResponse {
                     in_maintenance_mode: false
@@ -244,20 +256,8 @@ impl HBaseRpc {
             }
             // ferrobase's balancer runs on its own schedule; HBase's switch
             // is reported off and a manual run moves nothing.
-            "Balance" => now!(pb::BalanceRequest, |s, _r| {
-                s.require_global("balance", &[Action::Admin])?;
-                Ok(pb::BalanceResponse {
-                    balancer_ran: false,
-                    moves_calculated: Some(0),
-                    moves_executed: Some(0),
-                })
-            }),
-            "SetBalancerRunning" => now!(pb::SetBalancerRunningRequest, |s, _r| {
-                s.require_global("balanceSwitch", &[Action::Admin])?;
-                Ok(pb::SetBalancerRunningResponse {
-                    prev_balance_value: Some(false),
-                })
-            }),
+            "Balance" => later!(pb::BalanceRequest, balance),
+            "SetBalancerRunning" => later!(pb::SetBalancerRunningRequest, set_balancer_running),
             // Permissions (HBase 2's Admin.grant/revoke/getUserPermissions).
             "Grant" => later!(pb::GrantRequest, grant),
             "Revoke" => later!(pb::RevokeRequest, revoke),

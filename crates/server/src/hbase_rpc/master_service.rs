@@ -11,7 +11,7 @@
 use super::admin_service::hbase_region_load;
 use super::exceptions::{convert, do_not_retry, exception};
 use crate::acl::{Access, Action};
-use crate::master::Master;
+use crate::master::{Master, Switch};
 use ferrobase_hbase_wire::convert::schema::{family_from_pb, table_from_pb, table_to_pb};
 use ferrobase_hbase_wire::convert::{RegionRef, region_ref};
 use ferrobase_hbase_wire::names::{RegionName, ServerName, TableName};

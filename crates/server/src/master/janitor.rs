@@ -166,9 +166,13 @@ impl Master {
         Ok(false)
     }
 
-    /// The janitor's pass as a chore: errors are logged (a later pass
-    /// retries; nothing is lost by waiting).
+    /// The janitor's pass as a chore, unless `catalogjanitor_switch` turned
+    /// it off: errors are logged (a later pass retries; nothing is lost by
+    /// waiting).
     pub fn janitor_chore(&self) {
+        if !self.switch_on(Switch::CatalogJanitor) {
+            return;
+        }
         match self.run_janitor() {
             Ok(0) => {}
             Ok(n) => tracing::debug!(parents = n, "janitor pass"),

@@ -37,7 +37,7 @@ fn invalid(message: String) -> ServerError {
 impl Master {
     /// The region `spec` names: a region id as text, or an HBase encoded
     /// region name (32 hex digits), with its table.
-    fn find_region(&self, spec: &str) -> Result<(TableMeta, RegionInfo)> {
+    pub fn find_region(&self, spec: &str) -> Result<(TableMeta, RegionInfo)> {
         let meta = self.meta.snapshot();
         let id = spec.parse::<u64>().ok();
         for t in meta.tables.values() {

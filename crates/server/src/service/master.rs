@@ -216,21 +216,72 @@ impl master_server::Master for MasterService {
         })
     }
 
-    async fn snapshot_cleanup(
-        &self,
-        req: Request<pb::SnapshotCleanupRequest>,
-    ) -> R<pb::BoolResponse> {
+    async fn switch(&self, req: Request<pb::SwitchRequest>) -> R<pb::BoolResponse> {
+        use crate::master::Switch;
         let access = self.access(&req);
-        let enabled = req.into_inner().enabled;
+        let req = req.into_inner();
+        let (switch, what) = match req.kind() {
+            pb::SwitchKind::Balancer => (Switch::Balancer, "balanceSwitch"),
+            pb::SwitchKind::CatalogJanitor => (Switch::CatalogJanitor, "enableCatalogJanitor"),
+            pb::SwitchKind::SnapshotCleanup => (Switch::SnapshotCleanup, "switchSnapshotCleanup"),
+        };
         call!(self, |m| {
-            let value = match enabled {
+            let value = match req.enabled {
                 Some(on) => {
-                    access.require_global("switchSnapshotCleanup", ADMIN)?;
-                    m.set_snapshot_cleanup(on)?
+                    access.require_global(what, ADMIN)?;
+                    m.set_switch(switch, on)?
                 }
-                None => m.snapshot_cleanup_enabled(),
+                None => m.switch_on(switch),
             };
             Ok(pb::BoolResponse { value })
+        })
+    }
+
+    async fn balance(&self, req: Request<pb::Empty>) -> R<pb::CountResponse> {
+        let access = self.access(&req);
+        call!(self, |m| {
+            access.require_global("balance", ADMIN)?;
+            m.balance().map(|n| pb::CountResponse { count: n as u64 })
+        })
+    }
+
+    async fn run_catalog_janitor(&self, req: Request<pb::Empty>) -> R<pb::CountResponse> {
+        let access = self.access(&req);
+        call!(self, |m| {
+            access.require_global("runCatalogScan", ADMIN)?;
+            m.run_janitor()
+                .map(|n| pb::CountResponse { count: n as u64 })
+        })
+    }
+
+    async fn move_region(&self, req: Request<pb::MoveRegionRequest>) -> R<pb::BoolResponse> {
+        let access = self.access(&req);
+        let req = req.into_inner();
+        call!(self, |m| {
+            access.require_table("move", &m.table_of_target(&req.region), ADMIN)?;
+            let (_, region) = m.find_region(&req.region)?;
+            let dest = Some(req.dest.as_str()).filter(|d| !d.is_empty());
+            m.move_region_to(region.id, dest)
+                .map(|value| pb::BoolResponse { value })
+        })
+    }
+
+    async fn list_dead_servers(&self, req: Request<pb::Empty>) -> R<pb::ListDeadServersResponse> {
+        let access = self.access(&req);
+        call!(self, |m| {
+            access.require_global("listDeadServers", ADMIN)?;
+            let servers = m
+                .dead_servers()
+                .into_iter()
+                .map(|d| pb::DeadServer {
+                    name: d.name.replace('_', ","),
+                    at_ms: d
+                        .at
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0, |t| t.as_millis() as u64),
+                })
+                .collect();
+            Ok(pb::ListDeadServersResponse { servers })
         })
     }
 

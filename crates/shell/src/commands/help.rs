@@ -135,6 +135,34 @@ fn usage(name: &str) -> Option<&'static str> {
         "merge_region" => {
             "Merge two or more adjacent regions, given by encoded region name (or\nregion id). The merged region reads the regions' files by reference and\ncompacts them into its own. With force (true), regions that are not\nadjacent merge together with every region between them.\nExamples:\n\n  hbase> merge_region 'ENCODED_REGIONNAME', 'ENCODED_REGIONNAME'\n  hbase> merge_region 'ENCODED_REGIONNAME', 'ENCODED_REGIONNAME', true\n  hbase> merge_region ['ENCODED_REGIONNAME', 'ENCODED_REGIONNAME', 'ENCODED_REGIONNAME']\n  hbase> merge_region ['ENCODED_REGIONNAME', 'ENCODED_REGIONNAME'], true\n  hbase> merge_region '1234', '1235'\n"
         }
+        "truncate_preserve" => {
+            "Disables, drops and recreates the specified table while still maintaining\nthe previous region boundaries (truncate does the same here).\n\n  hbase> truncate_preserve 't1'\n"
+        }
+        "show_filters" => "Show all the filters in hbase. Example:\n  hbase> show_filters\n",
+        "balancer" => {
+            "Trigger the cluster balancer. Returns true if balancer ran. It runs\nwhatever balance_switch says when asked by name.\nExamples:\n\n  hbase> balancer\n  hbase> balancer 'force'\n"
+        }
+        "balance_switch" => {
+            "Enable/Disable balancer. Returns previous balancer state.\nExamples:\n\n  hbase> balance_switch true\n  hbase> balance_switch false\n"
+        }
+        "balancer_enabled" => {
+            "Query the balancer's state.\nExamples:\n\n  hbase> balancer_enabled\n"
+        }
+        "catalogjanitor_run" => {
+            "Catalog janitor command to run the (garbage collection) scan from command line.\n\n  hbase> catalogjanitor_run\n"
+        }
+        "catalogjanitor_switch" => {
+            "Enable/Disable CatalogJanitor. Returns previous CatalogJanitor state.\nExamples:\n\n  hbase> catalogjanitor_switch true\n  hbase> catalogjanitor_switch false\n"
+        }
+        "catalogjanitor_enabled" => {
+            "Verify if the CatalogJanitor is enabled or not.\nExamples:\n\n  hbase> catalogjanitor_enabled\n"
+        }
+        "move" => {
+            "Move a region. Optionally specify target regionserver else we choose one\nat random. NOTE: You pass the encoded region name, not the region name.\nThe server name is its 'host name,port,startcode' (or host:port).\nExamples:\n\n  hbase> move 'ENCODED_REGIONNAME'\n  hbase> move 'ENCODED_REGIONNAME', 'SERVER_NAME'\n"
+        }
+        "list_deadservers" => {
+            "List all dead region servers in hbase\nExamples:\n  hbase> list_deadservers\n"
+        }
         "snapshot_cleanup_switch" => {
             "Enable/Disable snapshot auto-cleanup based on snapshot TTL.\nReturns previous snapshot auto-cleanup switch state.\nExamples:\n\n  hbase> snapshot_cleanup_switch true\n  hbase> snapshot_cleanup_switch false\n"
         }

@@ -9,6 +9,7 @@
 //! status, version, whoami) and [`help`]. Commands
 //! write their output to a string; the session prints it.
 
+pub mod cluster;
 pub mod ddl;
 pub mod dml;
 pub mod help;
@@ -68,6 +69,8 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("is_enabled", "ddl"),
     ("list", "ddl"),
     ("truncate", "ddl"),
+    ("truncate_preserve", "ddl"),
+    ("show_filters", "ddl"),
     ("append", "dml"),
     ("count", "dml"),
     ("delete", "dml"),
@@ -99,6 +102,14 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("locate_region", "tools"),
     ("major_compact", "tools"),
     ("merge_region", "tools"),
+    ("balancer", "tools"),
+    ("balance_switch", "tools"),
+    ("balancer_enabled", "tools"),
+    ("catalogjanitor_run", "tools"),
+    ("catalogjanitor_switch", "tools"),
+    ("catalogjanitor_enabled", "tools"),
+    ("move", "tools"),
+    ("list_deadservers", "tools"),
     ("snapshot_cleanup_enabled", "tools"),
     ("snapshot_cleanup_switch", "tools"),
     ("split", "tools"),
@@ -123,7 +134,17 @@ pub async fn run(shell: &mut Shell, cmd: &Command, out: &mut String) -> Result<R
         "is_disabled" => ddl::is_enabled(shell, a, out, false).await,
         "alter" => ddl::alter(shell, a, out).await,
         "drop" => ddl::drop(shell, a).await,
-        "truncate" => ddl::truncate(shell, a, out).await,
+        // Both keep the split points (HBase 2's truncate does not).
+        "truncate" | "truncate_preserve" => ddl::truncate(shell, a, out).await,
+        "show_filters" => cluster::show_filters(a, out),
+        "balancer" => cluster::balancer(shell, a, out).await,
+        "balance_switch" => cluster::balance_switch(shell, a, out).await,
+        "balancer_enabled" => cluster::balancer_enabled(shell, a, out).await,
+        "catalogjanitor_run" => cluster::catalogjanitor_run(shell, a).await,
+        "catalogjanitor_switch" => cluster::catalogjanitor_switch(shell, a, out).await,
+        "catalogjanitor_enabled" => cluster::catalogjanitor_enabled(shell, a, out).await,
+        "move" => cluster::move_region(shell, a).await,
+        "list_deadservers" => cluster::list_deadservers(shell, a, out).await,
         "put" => dml::put(shell, a).await,
         "delete" => dml::delete(shell, a).await,
         "deleteall" => dml::deleteall(shell, a).await,

@@ -285,4 +285,65 @@ impl MasterService<'_> {
             .map_err(exception)?;
         Ok(pb::MoveRegionResponse {})
     }
+
+    /// `balance` (`Admin.balance`): one balancer pass now, whatever its
+    /// switch; a dry run moves nothing (the balancer computes and moves in
+    /// one pass, so it reports no plan).
+    pub fn balance(&self, req: &pb::BalanceRequest) -> Outcome<pb::BalanceResponse> {
+        self.require_global("balance", ADMIN)?;
+        let dry = req.dry_run == Some(true);
+        let moved = if dry {
+            0
+        } else {
+            self.master.balance().map_err(exception)?
+        };
+        let moved = u32::try_from(moved).unwrap_or(u32::MAX);
+        Ok(pb::BalanceResponse {
+            balancer_ran: !dry,
+            moves_calculated: Some(moved),
+            moves_executed: Some(moved),
+        })
+    }
+
+    /// `balancerSwitch`: answers the state before.
+    pub fn set_balancer_running(
+        &self,
+        req: &pb::SetBalancerRunningRequest,
+    ) -> Outcome<pb::SetBalancerRunningResponse> {
+        self.require_global("balanceSwitch", ADMIN)?;
+        let prev = self
+            .master
+            .set_switch(Switch::Balancer, req.on)
+            .map_err(exception)?;
+        Ok(pb::SetBalancerRunningResponse {
+            prev_balance_value: Some(prev),
+        })
+    }
+
+    /// `catalogJanitorSwitch`: answers the state before.
+    pub fn enable_catalog_janitor(
+        &self,
+        req: &pb::EnableCatalogJanitorRequest,
+    ) -> Outcome<pb::EnableCatalogJanitorResponse> {
+        self.require_global("enableCatalogJanitor", ADMIN)?;
+        let prev = self
+            .master
+            .set_switch(Switch::CatalogJanitor, req.enable)
+            .map_err(exception)?;
+        Ok(pb::EnableCatalogJanitorResponse {
+            prev_value: Some(prev),
+        })
+    }
+
+    /// `runCatalogJanitor`: one janitor pass now; answers what it removed.
+    pub fn run_catalog_scan(
+        &self,
+        _req: &pb::RunCatalogScanRequest,
+    ) -> Outcome<pb::RunCatalogScanResponse> {
+        self.require_global("runCatalogScan", ADMIN)?;
+        let n = self.master.run_janitor().map_err(exception)?;
+        Ok(pb::RunCatalogScanResponse {
+            scan_result: Some(i32::try_from(n).unwrap_or(i32::MAX)),
+        })
+    }
 }

@@ -257,6 +257,20 @@ class AdminOpsTest extends InteropTestBase {
   }
 
   @Test
+  void balancerAndCatalogJanitorSwitchesAnswerAndRun() throws Exception {
+    boolean balancer = admin.balancerSwitch(false, true);
+    assertFalse(admin.isBalancerEnabled());
+    assertFalse(admin.balancerSwitch(balancer, true));
+    assertEquals(balancer, admin.isBalancerEnabled());
+    assertTrue(admin.balance(), "a balancer run asked for by name runs");
+    boolean janitor = admin.catalogJanitorSwitch(false);
+    assertFalse(admin.isCatalogJanitorEnabled());
+    assertFalse(admin.catalogJanitorSwitch(janitor));
+    assertEquals(janitor, admin.isCatalogJanitorEnabled());
+    assertTrue(admin.runCatalogJanitor() >= 0);
+  }
+
+  @Test
   void splitAndMergeSwitchesAnswer() throws Exception {
     // Both switches are on, in HBase and in ferrobase (merges by reference).
     assertTrue(admin.isSplitEnabled());
