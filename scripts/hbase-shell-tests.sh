@@ -81,6 +81,8 @@ out = []
 for line in raw[start:]:
     line = re.sub(r"Took [0-9.]+ seconds", "", line)
     line = re.sub(r"timestamp=\d{4}-\d\d-\d\dT[0-9:.]+", "timestamp=T", line)
+    # A snapshot's creation time in list_snapshots.
+    line = re.sub(r"\(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\)", "(DATE)", line)
     line = re.sub(r"127\.0\.0\.1,\d+,\d+", "HOST,PORT,STARTCODE", line)
     line = re.sub(r"127\.0\.0\.1:\d+", "HOST:PORT", line)
     line = re.sub(r":0x[0-9a-f]+>", ":0x0>", line)
