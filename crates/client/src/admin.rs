@@ -425,6 +425,26 @@ impl Admin {
             .value)
     }
 
+    /// HBase's `compaction_switch`: every live region server's compactions
+    /// on or off (running ones finish); returns each server (`host:port`)
+    /// with its state before, sorted by server.
+    pub async fn compaction_switch(&self, on: bool) -> Result<Vec<(String, bool)>> {
+        Ok(self
+            .inner
+            .active_master()
+            .await?
+            .compaction_switch(pb::SwitchRequest {
+                kind: 0,
+                enabled: Some(on),
+            })
+            .await?
+            .into_inner()
+            .servers
+            .into_iter()
+            .map(|s| (s.server, s.previous))
+            .collect())
+    }
+
     /// HBase's `balancer`: one balancer pass now (whatever its switch);
     /// returns how many regions moved.
     pub async fn balance(&self) -> Result<u64> {

@@ -2,6 +2,9 @@
 //! the master's balancer (`hbase.balancer.period` = 1 s here) moves regions
 //! to it (flush and close on the source, open on the target) until the
 //! counts differ by at most one. Every row written before is still there.
+//! With `balance_switch false` a fifth server gets no region until
+//! `balancer` is asked for by name; `compaction_switch` reaches every
+//! region server.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod cluster;
@@ -67,5 +70,26 @@ async fn a_fourth_region_server_gets_its_share_of_regions() -> Result<()> {
     for (r, g) in rows.iter().zip(got) {
         assert!(!g.is_empty(), "row {r} lost in a region move");
     }
+
+    // balance_switch false: a fifth server gets nothing over three
+    // balancer periods; `balancer` asked for by name still runs a pass.
+    let admin = conn.admin();
+    assert!(admin.balance_switch(false).await?, "was on");
+    c.add_server()?;
+    let fifth = c.servers[4].address();
+    cluster::wait_servers(&conn, 5).await?;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let counts = cluster::region_counts(&conn).await?;
+    assert_eq!(counts.get(&fifth).copied().unwrap_or(0), 0, "{counts:?}");
+    assert!(admin.balance().await? >= 1);
+    let counts = cluster::region_counts(&conn).await?;
+    assert!(counts.get(&fifth).copied().unwrap_or(0) >= 1, "{counts:?}");
+
+    // compaction_switch reaches every region server.
+    let before = admin.compaction_switch(false).await?;
+    assert_eq!(before.len(), 5);
+    assert!(before.iter().all(|(_, on)| *on), "{before:?}");
+    let after = admin.compaction_switch(true).await?;
+    assert!(after.iter().all(|(_, on)| !*on), "{after:?}");
     Ok(())
 }

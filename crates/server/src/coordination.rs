@@ -49,6 +49,9 @@ pub trait RegionServerAdmin: Send + Sync {
     fn abort_split(&self, table: &TableDescriptor, parent: &RegionInfo) -> Result<()>;
     /// Replaces the server's copy of the permissions.
     fn set_acl(&self, state: &crate::acl::AclState) -> Result<()>;
+    /// Turns the server's compactions on or off (HBase's
+    /// `compaction_switch`); returns the state before.
+    fn set_compactions(&self, on: bool) -> Result<bool>;
 }
 
 /// Live region servers, as the master sees them.
@@ -100,6 +103,11 @@ impl RegionServerAdmin for RegionServer {
     fn set_acl(&self, state: &crate::acl::AclState) -> Result<()> {
         self.access_checker().set_state(state.clone());
         Ok(())
+    }
+    fn set_compactions(&self, on: bool) -> Result<bool> {
+        let prev = self.engine().compactions_enabled();
+        self.engine().set_compactions_enabled(on);
+        Ok(prev)
     }
 }
 

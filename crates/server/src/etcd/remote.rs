@@ -206,6 +206,14 @@ impl RegionServerAdmin for RemoteRegionServer {
         self.call(|mut c| async move { c.set_acl(req).await })
             .map(|_| ())
     }
+    fn set_compactions(&self, on: bool) -> Result<bool> {
+        let req = pb::SwitchRequest {
+            kind: 0,
+            enabled: Some(on),
+        };
+        self.call(|mut c| async move { c.set_compactions(req).await })
+            .map(|r| r.value)
+    }
 }
 
 /// Live region servers from etcd registrations.

@@ -41,4 +41,16 @@ impl Master {
             Switch::SnapshotCleanup => !m.snapshot_cleanup_off,
         })
     }
+
+    /// HBase's `compaction_switch`: every live region server's compactions
+    /// on or off (not kept: a restarted server compacts again, as in
+    /// HBase); returns each server's address and state before.
+    pub fn compaction_switch(&self, on: bool) -> Result<Vec<(String, bool)>> {
+        let mut out = Vec::new();
+        for server in self.coordination.live_servers() {
+            out.push((server.address(), server.set_compactions(on)?));
+        }
+        out.sort();
+        Ok(out)
+    }
 }

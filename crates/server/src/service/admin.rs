@@ -146,6 +146,16 @@ impl region_admin_server::RegionAdmin for RegionAdminService {
         .map(|()| Response::new(pb::Empty {}))
     }
 
+    async fn set_compactions(&self, req: Request<pb::SwitchRequest>) -> R<pb::BoolResponse> {
+        self.require_admin(&req, "compactionSwitch")?;
+        let engine = self.0.engine();
+        let value = engine.compactions_enabled();
+        if let Some(on) = req.get_ref().enabled {
+            engine.set_compactions_enabled(on);
+        }
+        Ok(Response::new(pb::BoolResponse { value }))
+    }
+
     async fn set_acl(&self, req: Request<pb::AclState>) -> R<pb::Empty> {
         self.require_admin(&req, "setAcl")?;
         let state = crate::acl::wire::state_from_pb(req.get_ref())?;

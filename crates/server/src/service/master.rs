@@ -237,6 +237,29 @@ impl master_server::Master for MasterService {
         })
     }
 
+    async fn compaction_switch(
+        &self,
+        req: Request<pb::SwitchRequest>,
+    ) -> R<pb::CompactionSwitchResponse> {
+        let access = self.access(&req);
+        let on = req.into_inner().enabled;
+        call!(self, |m| {
+            access.require_global("compactionSwitch", ADMIN)?;
+            let on = on.ok_or_else(|| {
+                ServerError::new(
+                    ErrorCode::InvalidRequest,
+                    "compaction_switch needs true or false",
+                )
+            })?;
+            let servers = m
+                .compaction_switch(on)?
+                .into_iter()
+                .map(|(server, previous)| pb::ServerSwitchState { server, previous })
+                .collect();
+            Ok(pb::CompactionSwitchResponse { servers })
+        })
+    }
+
     async fn balance(&self, req: Request<pb::Empty>) -> R<pb::CountResponse> {
         let access = self.access(&req);
         call!(self, |m| {

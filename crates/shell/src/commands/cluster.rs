@@ -1,7 +1,7 @@
 //! The master's chores and region placement, HBase's tools group:
 //! balancer, balance_switch, balancer_enabled, catalogjanitor_run,
-//! catalogjanitor_switch, catalogjanitor_enabled, move, list_deadservers,
-//! and show_filters.
+//! catalogjanitor_switch, catalogjanitor_enabled, compaction_switch, move,
+//! list_deadservers, and show_filters.
 //!
 //! Each is one Admin call (show_filters none); the output is laid out as
 //! HBase 2's shell prints it. This module only checks arguments.
@@ -98,6 +98,24 @@ pub async fn catalogjanitor_enabled(
     let on = shell.admin.catalog_janitor_enabled().await?;
     line(out, on);
     Ok(Reply::value(on.to_string()))
+}
+
+/// `compaction_switch true|false`: a `SERVER | PREV_STATE` table, one row
+/// per region server (HBase's second argument, a list of servers, is not
+/// taken: every server switches).
+pub async fn compaction_switch(
+    shell: &mut Shell,
+    args: &[Value],
+    out: &mut String,
+) -> Result<Reply, ShellError> {
+    let on = switch_arg("compaction_switch", args)?;
+    let servers = shell.admin.compaction_switch(on).await?;
+    shell.fmt.header("SERVER", "PREV_STATE", out);
+    for (server, prev) in &servers {
+        shell.fmt.row(server, &prev.to_string(), out);
+    }
+    crate::format::rows(servers.len() as u64, out);
+    Ok(Reply::timed())
 }
 
 /// `move 'ENCODED_REGIONNAME'[, 'SERVER_NAME']`: the server as HBase names

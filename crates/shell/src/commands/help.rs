@@ -157,6 +157,9 @@ fn usage(name: &str) -> Option<&'static str> {
         "catalogjanitor_enabled" => {
             "Verify if the CatalogJanitor is enabled or not.\nExamples:\n\n  hbase> catalogjanitor_enabled\n"
         }
+        "compaction_switch" => {
+            "Turn the compaction on or off on all region servers. Running\ncompactions finish; a restarted server compacts again. Prints each\nserver's previous state.\nExamples:\n\n  hbase> compaction_switch true\n  hbase> compaction_switch false\n"
+        }
         "move" => {
             "Move a region. Optionally specify target regionserver else we choose one\nat random. NOTE: You pass the encoded region name, not the region name.\nThe server name is its 'host name,port,startcode' (or host:port).\nExamples:\n\n  hbase> move 'ENCODED_REGIONNAME'\n  hbase> move 'ENCODED_REGIONNAME', 'SERVER_NAME'\n"
         }
