@@ -252,6 +252,8 @@ impl RegionServer {
                         0 => None,
                         _ => r.load_split_point().map(Into::into),
                     },
+                    compacting_minor: r.compacting().0,
+                    compacting_major: r.compacting().1,
                 }
             })
             .collect();

@@ -1,6 +1,7 @@
 //! The master's chores and region placement, HBase's tools group:
 //! balancer, balance_switch, balancer_enabled, catalogjanitor_run,
-//! catalogjanitor_switch, catalogjanitor_enabled, compaction_switch, move,
+//! catalogjanitor_switch, catalogjanitor_enabled, compaction_switch,
+//! compaction_state, move,
 //! list_deadservers, and show_filters.
 //!
 //! Each is one Admin call (show_filters none); the output is laid out as
@@ -116,6 +117,35 @@ pub async fn compaction_switch(
     }
     crate::format::rows(servers.len() as u64, out);
     Ok(Reply::timed())
+}
+
+/// `compaction_state 't'`: NONE, MINOR, MAJOR or MAJOR_AND_MINOR, what
+/// runs in the table's regions now (HBase's `getCompactionState`).
+pub async fn compaction_state(
+    shell: &mut Shell,
+    args: &[Value],
+    out: &mut String,
+) -> Result<Reply, ShellError> {
+    arity("compaction_state", args, 1..=1)?;
+    let table = super::table_name("compaction_state", args)?;
+    // Fails with TABLE_NOT_FOUND for an unknown table.
+    shell.admin.describe(&table).await?;
+    let status = shell.admin.cluster_status().await?;
+    let (mut minor, mut major) = (false, false);
+    for r in status.servers.iter().flat_map(|s| &s.regions) {
+        if r.table == table {
+            minor |= r.compacting_minor;
+            major |= r.compacting_major;
+        }
+    }
+    let state = match (major, minor) {
+        (true, true) => "MAJOR_AND_MINOR",
+        (true, false) => "MAJOR",
+        (false, true) => "MINOR",
+        (false, false) => "NONE",
+    };
+    line(out, state);
+    Ok(Reply::value(format!("\"{state}\"")))
 }
 
 /// `move 'ENCODED_REGIONNAME'[, 'SERVER_NAME']`: the server as HBase names

@@ -157,6 +157,9 @@ fn usage(name: &str) -> Option<&'static str> {
         "catalogjanitor_enabled" => {
             "Verify if the CatalogJanitor is enabled or not.\nExamples:\n\n  hbase> catalogjanitor_enabled\n"
         }
+        "compaction_state" => {
+            "Gets compaction status (MAJOR, MAJOR_AND_MINOR, MINOR, NONE) for a table:\n  hbase> compaction_state 'ns1:t1'\n  hbase> compaction_state 't1'\n"
+        }
         "compaction_switch" => {
             "Turn the compaction on or off on all region servers. Running\ncompactions finish; a restarted server compacts again. Prints each\nserver's previous state.\nExamples:\n\n  hbase> compaction_switch true\n  hbase> compaction_switch false\n"
         }
