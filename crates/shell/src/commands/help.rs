@@ -135,6 +135,12 @@ fn usage(name: &str) -> Option<&'static str> {
         "merge_region" => {
             "Merge two or more adjacent regions, given by encoded region name (or\nregion id). The merged region reads the regions' files by reference and\ncompacts them into its own. With force (true), regions that are not\nadjacent merge together with every region between them.\nExamples:\n\n  hbase> merge_region 'ENCODED_REGIONNAME', 'ENCODED_REGIONNAME'\n  hbase> merge_region 'ENCODED_REGIONNAME', 'ENCODED_REGIONNAME', true\n  hbase> merge_region ['ENCODED_REGIONNAME', 'ENCODED_REGIONNAME', 'ENCODED_REGIONNAME']\n  hbase> merge_region ['ENCODED_REGIONNAME', 'ENCODED_REGIONNAME'], true\n  hbase> merge_region '1234', '1235'\n"
         }
+        "alter_async" => {
+            "Alter column family schema, as alter does (every region has the new\nschema when it returns). Examples:\n\n  hbase> alter_async 't1', NAME => 'f1', VERSIONS => 5\n  hbase> alter_async 't1', 'delete' => 'f1'\n"
+        }
+        "alter_status" => {
+            "Get the status of the alter command. Indicates the number of regions of the\ntable that have received the updated schema. Examples:\n\n  hbase> alter_status 't1'\n  hbase> alter_status 'ns1:t1'\n"
+        }
         "truncate_preserve" => {
             "Disables, drops and recreates the specified table while still maintaining\nthe previous region boundaries (truncate does the same here).\n\n  hbase> truncate_preserve 't1'\n"
         }

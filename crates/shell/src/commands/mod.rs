@@ -58,6 +58,8 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("exit", "general"),
     ("quit", "general"),
     ("alter", "ddl"),
+    ("alter_async", "ddl"),
+    ("alter_status", "ddl"),
     ("create", "ddl"),
     ("describe", "ddl"),
     ("desc", "ddl"),
@@ -134,7 +136,10 @@ pub async fn run(shell: &mut Shell, cmd: &Command, out: &mut String) -> Result<R
         "enable" => ddl::enable(shell, a).await,
         "is_enabled" => ddl::is_enabled(shell, a, out, true).await,
         "is_disabled" => ddl::is_enabled(shell, a, out, false).await,
-        "alter" => ddl::alter(shell, a, out).await,
+        // The change is on every region when alter answers: alter_async
+        // is the same call.
+        "alter" | "alter_async" => ddl::alter(shell, a, out).await,
+        "alter_status" => ddl::alter_status(shell, a, out).await,
         "drop" => ddl::drop(shell, a).await,
         // Both keep the split points (HBase 2's truncate does not).
         "truncate" | "truncate_preserve" => ddl::truncate(shell, a, out).await,
