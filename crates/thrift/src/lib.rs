@@ -27,6 +27,7 @@
 
 pub mod error;
 pub mod hbase_types;
+pub mod http;
 pub mod protocol;
 pub mod server;
 mod service;

@@ -9,7 +9,8 @@
 //! bad message: a `TApplicationException` when its header was readable,
 //! then the connection is closed unless the stream is still in step
 //! (framed transport); every such event is logged with the peer and what
-//! was wrong. It never interprets a call (see `service`).
+//! was wrong. It never interprets a call (see `service`). A connection
+//! that opens with an HTTP request is served as Thrift over HTTP (`http`).
 
 use crate::error::StartError;
 use crate::hbase_types::ApplicationError;
@@ -177,6 +178,27 @@ async fn serve(
     gateway: Arc<Gateway>,
     config: GatewayConfig,
 ) {
+    // HTTP (a POST per call) or a Thrift socket transport: the first four
+    // bytes tell, and are read again by whichever serves the connection.
+    let mut stream = stream;
+    let mut first = Vec::with_capacity(4);
+    while first.len() < 4 {
+        let mut byte = [0u8; 4];
+        let want = byte.get_mut(..4 - first.len()).unwrap_or_default();
+        match tokio::io::AsyncReadExt::read(&mut stream, want).await {
+            Ok(0) => break,
+            Ok(n) => first.extend_from_slice(byte.get(..n).unwrap_or_default()),
+            Err(e) => {
+                tracing::debug!(%peer, "Thrift connection read failed: {e}");
+                return;
+            }
+        }
+    }
+    let stream = crate::http::Rewind::new(first.clone(), stream);
+    if crate::http::is_http(&first) {
+        crate::http::serve(stream, peer, gateway, config.limits).await;
+        return;
+    }
     let mut transport = Transport::new(stream, config.limits, config.framed_only);
     loop {
         let incoming = match transport.next().await {

@@ -152,6 +152,22 @@ async fn happybase_every_transport_and_protocol() {
     c.stop().await;
 }
 
+/// Thrift over HTTP on the same port (Hue, `THttpClient`): thriftpy2's
+/// HTTP client creates, writes, reads and drops a table; a GET and a body
+/// that is not Thrift get 405 and 400 naming what was wrong.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn thrift_over_http_on_the_same_port() {
+    let c = common::start(common::config()).await;
+    let out = script(
+        c.gateway.addr().port(),
+        "http_client.py",
+        vec![("TABLE", "t_http")],
+    )
+    .await;
+    assert!(out.contains("http ok"), "{out}");
+    c.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn framed_only_gateway_serves_framed_clients() {
     let config = ferrobase_thrift::GatewayConfig {
