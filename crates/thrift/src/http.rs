@@ -47,7 +47,10 @@ where
         let gateway = gateway.clone();
         async move { Ok::<_, Infallible>(answer(req, &gateway, limits).await) }
     });
+    // A client may shut its side once it has sent its request: still
+    // answer it (half-closed connections).
     if let Err(e) = hyper::server::conn::http1::Builder::new()
+        .half_close(true)
         .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
         .await
     {

@@ -270,8 +270,17 @@ async fn oversize_and_malformed_are_refused() {
     long.extend_from_slice(b"\x0b\x00\x01\x00\x01\x00\x00");
     long.extend(std::iter::repeat_n(b'x', 65536));
     check_replies(&exchange(addr, &long).await);
-    // HTTP on the Thrift port: closed.
-    assert!(exchange(addr, b"GET / HTTP/1.1\r\n\r\n").await.is_empty());
+    // HTTP on the Thrift port is Thrift over HTTP: a GET is told to POST.
+    let reply = exchange(
+        addr,
+        b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    let reply = String::from_utf8_lossy(&reply);
+    assert!(
+        reply.starts_with("HTTP/1.1 405") && reply.contains("POST one Thrift message"),
+        "{reply}"
+    );
 
     // On a framed connection a bad frame is answered and the connection
     // goes on: an unknown method, arguments of the wrong type, a frame
