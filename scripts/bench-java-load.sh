@@ -97,19 +97,9 @@ out, rows, threads, durability = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 cpu0, cpu1, cpu2 = (float(x) for x in sys.argv[5:8])
 rust = json.load(open(os.path.join(out, "rust.json")))
 java = json.load(open(os.path.join(out, "java.json")))
-def find_rate(x):
-    if isinstance(x, dict):
-        for k in ("rows_per_s", "rows_per_sec"):
-            if isinstance(x.get(k), (int, float)):
-                return float(x[k])
-        for v in x.values():
-            r = find_rate(v)
-            if r is not None:
-                return r
-    return None
-r, j = find_rate(rust), java["rows_per_sec"]
-if r is None:
-    sys.exit("bench-java-load: no rows/s in ferrobase bench load's JSON")
+r, j = rust.get("rows_per_s"), java["rows_per_sec"]
+if not isinstance(r, (int, float)):
+    sys.exit("bench-java-load: no rows_per_s in ferrobase bench load's JSON")
 result = {"shape": "log9", "rows": rows, "threads": threads, "durability": durability,
           "bench_load_rows_per_sec": r, "java_buffered_mutator_rows_per_sec": j,
           "java_over_bench_load": j / r,

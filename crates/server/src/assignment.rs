@@ -54,6 +54,19 @@ pub struct DeadServer {
 }
 
 impl DeadServer {
+    /// Its name as HBase forms server names (`host,port,startcode`);
+    /// `None` for a name not of the `host_port_startcode` form.
+    pub fn server_name(&self) -> Option<ferrobase_hbase_wire::names::ServerName> {
+        let mut parts = self.name.rsplitn(3, '_');
+        let start = parts.next()?.parse().ok()?;
+        let port = parts.next()?.parse().ok()?;
+        Some(ferrobase_hbase_wire::names::ServerName::new(
+            parts.next()?,
+            port,
+            start,
+        ))
+    }
+
     /// `host_port` of a `host_port_startcode` name: a server restarted on
     /// the same address has another start code.
     fn address_part(name: &str) -> &str {

@@ -301,23 +301,12 @@ impl Master {
             }
             c.last = Some(std::time::Instant::now());
         }
-        if !self.snapshot_cleanup_enabled() {
+        if !self.switch_on(crate::master::Switch::SnapshotCleanup) {
             return;
         }
         if let Err(e) = self.delete_expired_snapshots() {
             tracing::warn!(error = %e, "expired-snapshot cleaner pass incomplete");
         }
-    }
-
-    /// HBase's `snapshot_cleanup_switch`: turns the expired-snapshot
-    /// cleaner on or off (kept in the meta); returns the previous state.
-    pub fn set_snapshot_cleanup(&self, on: bool) -> Result<bool> {
-        self.set_switch(crate::master::Switch::SnapshotCleanup, on)
-    }
-
-    /// HBase's `snapshot_cleanup_enabled`.
-    pub fn snapshot_cleanup_enabled(&self) -> bool {
-        self.switch_on(crate::master::Switch::SnapshotCleanup)
     }
 
     /// Deletes snapshot `name`; its files that no other snapshot holds and

@@ -181,7 +181,7 @@ impl AccessChecker {
     /// True for `hbase.superuser` (a user named there, or a member of a
     /// group named there as `@group`) and the user running this process.
     pub fn is_superuser(&self, user: &str) -> bool {
-        self.superusers.contains(user) || self.is_superuser_principal(&self.principal(user))
+        self.is_superuser_principal(&self.principal(user))
     }
 
     fn is_superuser_principal(&self, who: &Principal) -> bool {

@@ -274,7 +274,7 @@ impl HBaseRpc {
             }
             "IsSnapshotCleanupEnabled" => now!(pb::IsSnapshotCleanupEnabledRequest, |s, _r| Ok(
                 pb::IsSnapshotCleanupEnabledResponse {
-                    enabled: s.master.snapshot_cleanup_enabled()
+                    enabled: s.master.switch_on(Switch::SnapshotCleanup)
                 }
             )),
             "IsSplitOrMergeEnabled" => now!(pb::IsSplitOrMergeEnabledRequest, |_s, _r| {

@@ -59,12 +59,6 @@ impl Master {
         ))
     }
 
-    /// Merges the two adjacent regions `a` and `b` (ids or encoded names,
-    /// either order) into one; returns it.
-    pub fn merge(&self, a: &str, b: &str) -> Result<RegionInfo> {
-        self.merge_regions(&[a.to_string(), b.to_string()], false)
-    }
-
     /// Merges `specs` (two or more region ids or encoded names of one
     /// table, in any order) into one region; returns it. Without `force`
     /// the regions must cover one unbroken key range; with it (HBase's

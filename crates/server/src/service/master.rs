@@ -297,7 +297,9 @@ impl master_server::Master for MasterService {
                 .dead_servers()
                 .into_iter()
                 .map(|d| pb::DeadServer {
-                    name: d.name.replace('_', ","),
+                    name: d
+                        .server_name()
+                        .map_or_else(|| d.name.clone(), |n| n.to_string()),
                     at_ms: d
                         .at
                         .duration_since(std::time::UNIX_EPOCH)

@@ -160,11 +160,10 @@ pub async fn move_region(shell: &mut Shell, args: &[Value]) -> Result<Reply, She
     let dest = match args.get(1) {
         Some(v) => {
             let s = v.text("server name")?;
-            let mut parts = s.split(',');
-            match (parts.next(), parts.next(), parts.next(), parts.next()) {
-                (Some(host), Some(port), Some(_), None) => Some(format!("{host}:{port}")),
-                _ if s.contains(':') && !s.contains(',') => Some(s),
-                _ => {
+            match ferrobase_hbase_wire::names::ServerName::parse(&s) {
+                Ok(name) => Some(name.host_and_port()),
+                Err(_) if s.contains(':') && !s.contains(',') => Some(s),
+                Err(_) => {
                     return arg_err(format!(
                         "server name '{s}' is neither host,port,startcode nor host:port"
                     ));

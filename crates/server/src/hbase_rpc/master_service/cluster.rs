@@ -73,17 +73,11 @@ impl MasterService<'_> {
                 })
             })
             .collect();
-        // `host_port_startcode` names back into HBase's ServerName.
         let dead_servers = self
             .master
             .dead_servers()
             .iter()
-            .filter_map(|d| {
-                let mut parts = d.name.rsplitn(3, '_');
-                let start = parts.next()?.parse().ok()?;
-                let port = parts.next()?.parse().ok()?;
-                Some(ServerName::new(parts.next()?, port, start).to_pb())
-            })
+            .filter_map(|d| Some(d.server_name()?.to_pb()))
             .collect();
         Ok(pb::GetClusterStatusResponse {
             cluster_status: pb::ClusterStatus {

@@ -63,7 +63,7 @@ impl MasterService<'_> {
         self.require_global("switchSnapshotCleanup", ADMIN)?;
         let prev = self
             .master
-            .set_snapshot_cleanup(req.enabled)
+            .set_switch(Switch::SnapshotCleanup, req.enabled)
             .map_err(exception)?;
         Ok(pb::SetSnapshotCleanupResponse {
             prev_snapshot_cleanup: prev,

@@ -42,12 +42,13 @@ impl<'a> Sinks<'a> {
         }
     }
 
-    fn path(&self, dir: &Path) -> PathBuf {
-        dir.join(RECOVERED_EDITS_DIR).join(&self.name)
+    /// The recovered edits file `name` in region directory `dir`.
+    fn path(dir: &Path, name: &str) -> PathBuf {
+        dir.join(RECOVERED_EDITS_DIR).join(name)
     }
 
     pub(super) fn push(&mut self, dir: &Path, edit: &WalEdit) -> Result<()> {
-        let path = self.path(dir);
+        let path = Self::path(dir, &self.name);
         let sink = self.by_dir.entry(dir.to_path_buf()).or_default();
         let before = sink.buf.len();
         record::encode(edit, &mut sink.buf).map_err(|t| {
@@ -70,7 +71,7 @@ impl<'a> Sinks<'a> {
         let Some((dir, sink)) = self.by_dir.iter_mut().max_by_key(|(_, s)| s.buf.len()) else {
             return Ok(());
         };
-        let path = dir.join(RECOVERED_EDITS_DIR).join(&self.name);
+        let path = Self::path(dir, &self.name);
         let writer = match &mut sink.writer {
             Some(w) => w,
             None => {
@@ -93,7 +94,7 @@ impl<'a> Sinks<'a> {
     pub(super) fn finish(self) -> Result<(usize, u64)> {
         let (mut files, mut edits) = (0, 0);
         for (dir, sink) in self.by_dir {
-            let path = dir.join(RECOVERED_EDITS_DIR).join(&self.name);
+            let path = Self::path(&dir, &self.name);
             match sink.writer {
                 // Small enough to have stayed in memory: one atomic put.
                 None => {
