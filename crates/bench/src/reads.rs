@@ -138,8 +138,10 @@ async fn read_part(
         errors: BTreeMap::new(),
         end: Instant::now(),
     };
+    let mut key_buf = Vec::new();
     for _ in 0..ops {
-        let key = bytes::Bytes::from(spec.rows.shape.row(keys.next_item()).row);
+        spec.rows.shape.fill_key(keys.next_item(), &mut key_buf);
+        let key = bytes::Bytes::copy_from_slice(&key_buf);
         let t0 = Instant::now();
         let outcome = table.read(key, spec.scan_rows).await;
         part.latency.record(t0.elapsed());

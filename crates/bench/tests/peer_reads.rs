@@ -91,10 +91,17 @@ async fn read_experiments_against_a_peer_named_by_address() -> Result<()> {
     else {
         panic!("columns: {header:?}");
     };
-    assert_eq!(rows.len(), 10);
+    // Six points over RPC and four engine-alone ones for ferrobase, four
+    // for HBase.
+    assert_eq!(rows.len(), 14);
     for r in &rows {
         assert_eq!(r.as_array().map(Vec::len), Some(header.len()), "{r}");
         assert_eq!(r[not_found], "0", "{r}");
+        if r[0].as_str().is_some_and(|l| l.ends_with("engine alone")) {
+            // In-process gets: no separate processes to measure.
+            assert_eq!(r[cpu], "-", "{r}");
+            continue;
+        }
         assert!(
             r[cpu].as_str().is_some_and(|c| c.parse::<f64>().is_ok()),
             "{r}"
@@ -109,7 +116,19 @@ async fn read_experiments_against_a_peer_named_by_address() -> Result<()> {
         .filter_map(|r| r[0].as_str().map(String::from))
         .collect();
     assert_eq!(labels[0], "ferrobase zipfian 0.8, block cache on");
-    assert_eq!(labels[6], "HBase zipfian 0.8, block cache on");
+    assert_eq!(
+        labels[6..10],
+        [
+            "ferrobase zipfian 0.8, block cache, engine alone",
+            "ferrobase uniform, block cache, engine alone",
+            "ferrobase zipfian 0.8, row cache, engine alone",
+            "ferrobase uniform, row cache, engine alone",
+        ]
+    );
+    assert_eq!(labels[10], "HBase zipfian 0.8, block cache on");
+    // The row cache answered the engine-alone gets of its table.
+    let notes = v["notes"].to_string();
+    assert!(notes.contains("row-cache hits 100 %"), "{notes}");
     // The peer's points carry their processes' CPU and memory; the peer
     // runs in this process here, so it is measured once.
     let points = v["points"].as_array().cloned().unwrap_or_default();

@@ -150,6 +150,21 @@ impl Shape {
         out
     }
 
+    /// Writes row `i`'s key (only) into `out`: what readers need, without
+    /// generating the row's values.
+    pub fn fill_key(&self, i: u64, out: &mut Vec<u8>) {
+        out.clear();
+        match *self {
+            Shape::Kv { .. } => push_padded(out, fnv(i), 20),
+            Shape::Log9 | Shape::Ycsb { .. } => ycsb_key_into(i, out),
+            Shape::Gps60 | Shape::Vehicle15 | Shape::Wide53 | Shape::Single53 => {
+                let mut row = GeneratedRow::default();
+                self.fill_row(i, &mut row);
+                *out = row.row;
+            }
+        }
+    }
+
     /// Writes row `i` into `out`, reusing its buffers.
     pub fn fill_row(&self, i: u64, out: &mut GeneratedRow) {
         out.clear();

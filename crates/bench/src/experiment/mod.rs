@@ -16,6 +16,7 @@
 //! framework (registry, report, files); the sweeps live in [`writes`],
 //! [`servers`] and [`reads`].
 
+pub mod engine_gets;
 pub mod reads;
 pub mod servers;
 pub mod writes;

@@ -9,6 +9,7 @@
 //! read phase is measured for CPU seconds and peak memory of the server
 //! and client processes ([`crate::resources`]).
 
+use super::engine_gets::THREADS;
 use super::{Comparison, Ctx, Report, int};
 use crate::chart::Series;
 use crate::load::{LoadReport, LoadSpec, drop_hbase_table, drop_table, run_load};
@@ -180,6 +181,9 @@ pub async fn random_read(ctx: &Ctx) -> Result<Report> {
             }
             let table = format!("bench_read_{name}");
             prepare(t, &table, rows, n, attrs).await?;
+            // An untimed uniform pass first: every system and cache is
+            // measured warm, as the study's caches were.
+            run_reads(t, &reads(&table, rows, n, ops, "uniform", None)).await?;
             let mut s = Series::new(format!("{}, {cache}", ctx.system()));
             for (label, dist) in [("zipfian 0.8", "scrambled:0.8"), ("uniform", "uniform")] {
                 let r = measured_reads(ctx, t, &reads(&table, rows, n, ops, dist, None)).await?;
@@ -197,10 +201,68 @@ pub async fn random_read(ctx: &Ctx) -> Result<Report> {
     if ctx.hbase.is_some() {
         rep.notes
             .push("HBase has no row cache: its run has the block cache on and off only".into());
+    } else if ctx.server.is_none() {
+        engine_alone(&mut rep, rows, n, ops * 10).await?;
     }
     rep.notes.push(RESOURCE_NOTE.into());
-    rep.notes.push("kv rows with 1000-byte values, 32 client tasks with one get outstanding each; Zipfian: YCSB's scrambled Zipfian with exponent 0.8; block cache off: family BLOCKCACHE => false (the OS page cache still holds the files); row cache on: ROW_CACHE => true with ferrobase.rowcache.size 256 MiB (against --server, the server's own setting applies). The seed gives no absolute HBase figure (Zipfian: Hypertable ahead by its row cache; uniform: about equal)".into());
+    rep.notes.push("kv rows with 1000-byte values, 32 client tasks with one get outstanding each; Zipfian: YCSB's scrambled Zipfian with exponent 0.8; block cache off: family BLOCKCACHE => false (the OS page cache still holds the files); row cache on: ROW_CACHE => true with ferrobase.rowcache.size 256 MiB (against --server, the server's own setting applies); each table is read once uniformly, untimed, before its points. The seed gives no absolute HBase figure (Zipfian: Hypertable ahead by its row cache; uniform: about equal)".into());
     Ok(rep)
+}
+
+/// `random-read`'s engine-alone points ([`super::engine_gets`]): rows in
+/// the table, the row cache's gain in the notes and the JSON.
+async fn engine_alone(rep: &mut Report, rows: RowSpec, n: u64, ops: u64) -> Result<()> {
+    const DISTS: [(&str, &str); 2] = [("zipfian 0.8", "scrambled:0.8"), ("uniform", "uniform")];
+    let points = tokio::task::spawn_blocking(move || {
+        super::engine_gets::engine_gets(rows, n, ops, 256 << 20, &DISTS)
+    })
+    .await
+    .map_err(|e| BenchError::Server(format!("the engine-alone gets died: {e}")))??;
+    let width = rep.columns.len();
+    for p in &points {
+        let mut row = vec![
+            format!("{}, engine alone", p.label),
+            int(p.gets as f64),
+            int(p.gets_per_s),
+            int(p.gets_per_s),
+            format!("{:.4}", p.latency.mean_us / 1000.0),
+            format!("{:.3}", p.latency.p99_us as f64 / 1000.0),
+            format!("{:.3}", p.latency.p999_us as f64 / 1000.0),
+            "0".into(),
+            "0".into(),
+        ];
+        row.resize(width, "-".into());
+        rep.rows.push(row);
+        rep.points.push(serde_json::json!({
+            "point": format!("{}, engine alone", p.label),
+            "report": p,
+        }));
+    }
+    let at = |label: &str| {
+        points
+            .iter()
+            .find(|p| p.label == label)
+            .map_or(f64::NAN, |p| p.gets_per_s)
+    };
+    let gains: Vec<String> = DISTS
+        .iter()
+        .map(|(d, _)| {
+            let rc = points
+                .iter()
+                .find(|p| p.label == format!("{d}, row cache"))
+                .map_or(0.0, |p| p.row_cache_hit_ratio);
+            format!(
+                "{d} {:.2}x (row-cache hits {:.0} %)",
+                at(&format!("{d}, row cache")) / at(&format!("{d}, block cache")),
+                rc * 100.0
+            )
+        })
+        .collect();
+    rep.notes.push(format!(
+        "engine alone: the same gets straight into a region of an in-process engine (no RPC, no client), {THREADS} threads, after an untimed pass that fills the caches; row cache / block cache gets/s: {}",
+        gains.join(", ")
+    ));
+    Ok(())
 }
 
 /// The HBase column-family design study (docs/experiments.md): BLOCKSIZE

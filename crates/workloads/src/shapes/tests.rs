@@ -274,3 +274,26 @@ fn fill_row_reuses_buffers_across_shapes() {
     }
     assert!(buf.payload_bytes() > buf.value_bytes());
 }
+
+#[test]
+fn fill_key_is_the_rows_key_for_every_shape() {
+    let shapes = [
+        Shape::Log9,
+        Shape::Gps60,
+        Shape::Vehicle15,
+        Shape::Kv { value_size: 1000 },
+        Shape::Wide53,
+        Shape::Single53,
+        Shape::Ycsb {
+            field_count: 10,
+            field_length: 100,
+        },
+    ];
+    let mut key = vec![b'x'; 3];
+    for shape in shapes {
+        for i in [0u64, 1, 7, 1439, 1440, 99_999, u64::MAX / 3] {
+            shape.fill_key(i, &mut key);
+            assert_eq!(key, shape.row(i).row, "{shape} row {i}");
+        }
+    }
+}
