@@ -10,6 +10,8 @@
 #                                 scripts/bench-peer.sh)
 #   scripts/java-deps.sh shell    also Apache HBase's shell (interop/hbase-shell,
 #                                 scripts/hbase-shell-tests.sh)
+#   scripts/java-deps.sh mapreduce  also HBase's MapReduce tools (interop/mapreduce,
+#                                 scripts/mapreduce-tests.sh)
 #   scripts/java-deps.sh hdfs     Hadoop's MiniDFSCluster instead of the interop tests (interop/hdfs-minicluster,
 #                                 scripts/hdfs-minicluster.sh, the hdfs:// storage tests)
 #   scripts/java-deps.sh peer ycsb   both
@@ -24,6 +26,7 @@ root=$(pwd)
 want_peer=0
 want_ycsb=0
 want_shell=0
+want_mapreduce=0
 want_interop=1
 want_hdfs=0
 for arg in "$@"; do
@@ -31,8 +34,9 @@ for arg in "$@"; do
     peer) want_peer=1 ;;
     ycsb) want_ycsb=1 ;;
     shell) want_shell=1 ;;
+    mapreduce) want_mapreduce=1 ;;
     hdfs) want_hdfs=1; want_interop=0 ;;
-    *) echo "usage: $0 [peer] [ycsb] [shell] [hdfs]" >&2; exit 2 ;;
+    *) echo "usage: $0 [peer] [ycsb] [shell] [mapreduce] [hdfs]" >&2; exit 2 ;;
   esac
 done
 
@@ -125,5 +129,10 @@ fi
 
 if [ "$want_shell" -eq 1 ]; then
   resolve "$root/interop/hbase-shell" --output target/classpath.txt \
+    compile dependency:build-classpath -Dmdep.outputFile=target/classpath.txt
+fi
+
+if [ "$want_mapreduce" -eq 1 ]; then
+  resolve "$root/interop/mapreduce" --output target/classpath.txt \
     compile dependency:build-classpath -Dmdep.outputFile=target/classpath.txt
 fi

@@ -206,13 +206,19 @@ fn token_create_writes_a_hadoop_token_file_for_the_root() {
     ]);
     assert!(ok, "{err}");
     assert!(
-        stdout.contains("token for 'alice' (cluster ferrobase-standalone, valid 60 s)"),
+        stdout.contains(&format!(
+            "token for 'alice' (cluster {}, valid 60 s)",
+            ferrobase_server::hbase_rpc::STANDALONE_CLUSTER_ID
+        )),
         "{stdout}"
     );
     let tokens = token::decode_storage(&std::fs::read(&out).unwrap()).unwrap();
     assert_eq!(tokens.len(), 1);
     assert_eq!(tokens[0].kind, "HBASE_AUTH_TOKEN");
-    assert_eq!(tokens[0].service, "ferrobase-standalone");
+    assert_eq!(
+        tokens[0].service,
+        ferrobase_server::hbase_rpc::STANDALONE_CLUSTER_ID
+    );
     assert_eq!(tokens[0].password.len(), 20, "HMAC-SHA1");
     let id = token::decode_identifier(&tokens[0].identifier).unwrap();
     assert_eq!(&id.username[..], b"alice");

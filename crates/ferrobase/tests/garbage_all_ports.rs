@@ -166,7 +166,10 @@ async fn hbase_rpc_call(addr: &str) {
     };
     assert_eq!(r.call_id(), 7);
     let m: pb::GetClusterIdResponse = r.decode_message().unwrap();
-    assert_eq!(m.cluster_id.as_deref(), Some("ferrobase-standalone"));
+    assert_eq!(
+        m.cluster_id.as_deref(),
+        Some(ferrobase_server::hbase_rpc::STANDALONE_CLUSTER_ID)
+    );
 }
 
 /// A well-formed Thrift call: getTableNames answers a reply naming `t`.

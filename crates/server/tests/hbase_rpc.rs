@@ -56,7 +56,10 @@ async fn registry_and_client_meta_service() {
     let r = read_response(&mut s, &mut buf).await.unwrap();
     assert_eq!(r.call_id(), frame::NO_CALL_ID);
     let id: pb::GetConnectionRegistryResponse = r.decode_message().unwrap();
-    assert_eq!(id.cluster_id, "ferrobase-standalone");
+    assert_eq!(
+        id.cluster_id,
+        ferrobase_server::hbase_rpc::STANDALONE_CLUSTER_ID
+    );
     assert!(read_response(&mut s, &mut buf).await.is_none());
 
     // A registry connection: calls answered by call id, pipelined.
@@ -94,7 +97,10 @@ async fn registry_and_client_meta_service() {
     let r = read_response(&mut s, &mut buf).await.unwrap();
     assert_eq!(r.call_id(), 1);
     let m: pb::GetClusterIdResponse = r.decode_message().unwrap();
-    assert_eq!(m.cluster_id.as_deref(), Some("ferrobase-standalone"));
+    assert_eq!(
+        m.cluster_id.as_deref(),
+        Some(ferrobase_server::hbase_rpc::STANDALONE_CLUSTER_ID)
+    );
 
     let r = read_response(&mut s, &mut buf).await.unwrap();
     assert_eq!(r.call_id(), 2);

@@ -92,8 +92,12 @@ async fn tokens_authenticate_and_the_token_user_is_the_caller() {
 
     // Minted from the key the server created under the root, as
     // `ferrobase token create` does.
-    let authority =
-        TokenAuthority::open(&LocalFs::new(dir.path()), "ferrobase-standalone", &secure()).unwrap();
+    let authority = TokenAuthority::open(
+        &LocalFs::new(dir.path()),
+        ferrobase_server::hbase_rpc::STANDALONE_CLUSTER_ID,
+        &secure(),
+    )
+    .unwrap();
     let now = ferrobase_server::auth::now_ms();
     let bob_token = authority.mint("bob", now);
     let mut bob = RawConn::connect_with_token(
@@ -180,7 +184,7 @@ async fn tokens_authenticate_and_the_token_user_is_the_caller() {
         .unwrap();
     assert_eq!(
         issued.service.as_deref(),
-        Some(&b"ferrobase-standalone"[..])
+        Some(ferrobase_server::hbase_rpc::STANDALONE_CLUSTER_ID.as_bytes())
     );
     let mut again = RawConn::connect_with_token(
         server.addr(),
@@ -208,7 +212,12 @@ async fn bad_tokens_simple_and_kerberos_are_refused_by_name() {
     let fs = LocalFs::new(dir.path());
 
     // Expired: issued long enough ago that its lifetime has passed.
-    let authority = TokenAuthority::open(&fs, "ferrobase-standalone", &secure()).unwrap();
+    let authority = TokenAuthority::open(
+        &fs,
+        ferrobase_server::hbase_rpc::STANDALONE_CLUSTER_ID,
+        &secure(),
+    )
+    .unwrap();
     let old = authority.mint("bob", now - 8 * 24 * 3600 * 1000);
     let (class, message) =
         RawConn::connect_with_token(addr, "ClientService", &old.identifier, &old.password)
@@ -219,7 +228,11 @@ async fn bad_tokens_simple_and_kerberos_are_refused_by_name() {
     assert!(message.starts_with("Token has expired"), "{message}");
 
     // Forged: the right identifier with a password of another key.
-    let forger = TokenAuthority::new(TokenKey::new(1, &[1; 64]), "ferrobase-standalone", 60_000);
+    let forger = TokenAuthority::new(
+        TokenKey::new(1, &[1; 64]),
+        ferrobase_server::hbase_rpc::STANDALONE_CLUSTER_ID,
+        60_000,
+    );
     let forged = forger.mint("admin", now);
     let (class, message) =
         RawConn::connect_with_token(addr, "ClientService", &forged.identifier, &forged.password)
@@ -230,7 +243,11 @@ async fn bad_tokens_simple_and_kerberos_are_refused_by_name() {
     assert!(message.contains("does not match"), "{message}");
 
     // A key this cluster never had.
-    let stranger = TokenAuthority::new(TokenKey::new(9, &[1; 64]), "ferrobase-standalone", 60_000);
+    let stranger = TokenAuthority::new(
+        TokenKey::new(9, &[1; 64]),
+        ferrobase_server::hbase_rpc::STANDALONE_CLUSTER_ID,
+        60_000,
+    );
     let t = stranger.mint("admin", now);
     let (class, message) =
         RawConn::connect_with_token(addr, "ClientService", &t.identifier, &t.password)

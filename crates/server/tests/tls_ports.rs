@@ -97,7 +97,7 @@ async fn rpc_port_serves_grpc_and_hbase_rpc_over_mutual_tls() {
     let s = tls.connect("127.0.0.1", addr.port()).await.unwrap();
     assert_eq!(
         registry_cluster_id(s).await.as_deref(),
-        Some("ferrobase-standalone")
+        Some(ferrobase_server::hbase_rpc::STANDALONE_CLUSTER_ID)
     );
     server.stop().await.unwrap();
 }
@@ -208,7 +208,7 @@ async fn rpc_port_serves_both_when_plaintext_is_supported() {
     let s = TcpStream::connect(addr).await.unwrap();
     assert_eq!(
         registry_cluster_id(s).await.as_deref(),
-        Some("ferrobase-standalone")
+        Some(ferrobase_server::hbase_rpc::STANDALONE_CLUSTER_ID)
     );
     server.stop().await.unwrap();
 }

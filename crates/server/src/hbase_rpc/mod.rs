@@ -35,6 +35,7 @@
 mod admin_service;
 mod auth_service;
 mod client_service;
+mod cluster_id;
 mod exceptions;
 mod master_calls;
 mod master_service;
@@ -43,6 +44,7 @@ mod region_calls;
 mod scan;
 
 pub use client_service::{DEFAULT_MAX_RESULT_SIZE, SCANNER_TTL_MS};
+pub use cluster_id::{STANDALONE_CLUSTER_ID, cluster_id_for_root};
 
 use crate::acl::{Access, Action};
 use crate::auth::{Authentication, TokenAuthority};
@@ -172,20 +174,6 @@ impl HBaseRpc {
         self.tokens.as_ref()
     }
 }
-
-/// The cluster id of the distributed cluster on the storage root `url`
-/// (every process derives the same one; tokens name it as their service).
-pub fn cluster_id_for_root(url: &str) -> String {
-    format!(
-        "ferrobase-{}",
-        ferrobase_hbase_wire::md5::hex(url.as_bytes())
-            .get(..16)
-            .unwrap_or_default()
-    )
-}
-
-/// The cluster id of a standalone server: one server is one cluster.
-pub const STANDALONE_CLUSTER_ID: &str = "ferrobase-standalone";
 
 /// An answer still being worked on: its encoded response frame.
 type Pending = Pin<Box<dyn Future<Output = BytesMut> + Send>>;
