@@ -99,3 +99,6 @@ echo "== web UI in headless Chromium (master, table and region server pages of a
 # scripts/web-ui-test.sh installs Debian's chromium and playwright-core
 # (into ./.node) when missing; screenshots stay in target/web-ui/.
 FERROBASE_BIN="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/ferrobase" ./scripts/web-ui-test.sh
+echo "== fuzzing: every cargo-fuzz target for 10 s from its seeds (scripts/fuzz.sh; the long runs are in docs/reliability.md)"
+# Installs cargo-fuzz when missing; builds the targets into fuzz/target.
+./scripts/fuzz.sh 10

@@ -624,6 +624,161 @@ fn text(c: &mut Corpus) -> Res {
     Ok(())
 }
 
+/// The master's meta and the gRPC requests (each behind its kind byte).
+fn server_inputs(c: &mut Corpus) -> Res {
+    use ferrobase_proto::{pb as fpb, schema};
+    use ferrobase_server::meta::{MetaState, TableMeta};
+    use ferrobase_storage::RegionInfo;
+    use ferrobase_types::{FamilyDescriptor, TableDescriptor};
+
+    let mut family = FamilyDescriptor::new("f")?;
+    for (k, v) in [
+        ("VERSIONS", "3"),
+        ("TTL", "86400"),
+        ("COMPRESSION", "SNAPPY"),
+        ("DATA_BLOCK_ENCODING", "FAST_DIFF"),
+        ("BLOOMFILTER", "ROWCOL"),
+    ] {
+        family.set(k, v)?;
+    }
+    let table = TableDescriptor::new("ns:t", vec![family, FamilyDescriptor::new("g")?])?;
+    let mut meta = MetaState {
+        next_region_id: 2,
+        ..MetaState::default()
+    };
+    meta.tables.insert(
+        "ns:t".into(),
+        TableMeta {
+            descriptor: table.clone(),
+            enabled: true,
+            regions: vec![RegionInfo::whole_table(2, "ns:t")],
+            parents: Vec::new(),
+            retired: [(1u64, 1_700_000_000_000u64)].into_iter().collect(),
+        },
+    );
+    meta.namespaces.insert(
+        "ns".into(),
+        [(
+            "hbase.namespace.quota.maxtables".to_string(),
+            "5".to_string(),
+        )]
+        .into_iter()
+        .collect(),
+    );
+    c.put("meta_json", "one_table", &serde_json::to_vec(&meta)?)?;
+
+    let spec = fpb::ReadSpec {
+        columns: vec![fpb::ColumnSpec {
+            family: b"f".to_vec().into(),
+            qualifiers: vec![b"a".to_vec().into()],
+        }],
+        max_versions: 2,
+        min_timestamp: 0,
+        max_timestamp: 0,
+        filter: "PrefixFilter('r') AND ValueFilter(=, 'binary:1')".into(),
+    };
+    let block = proto_cellblock::encode_mutations(&rows()).to_vec();
+    let requests: [(u8, &str, Vec<u8>); 8] = [
+        (
+            0,
+            "create",
+            fpb::CreateTableRequest {
+                schema: Some(schema::table_to_pb(&table)),
+                splits: vec![b"m".to_vec().into()],
+                num_regions: 0,
+                split_algo: String::new(),
+            }
+            .encode_to_vec(),
+        ),
+        (
+            1,
+            "alter",
+            fpb::AlterTableRequest {
+                table: "ns:t".into(),
+                modify: vec![schema::family_to_pb(&table.families[0])],
+                delete: vec!["g".into()],
+            }
+            .encode_to_vec(),
+        ),
+        (
+            2,
+            "get",
+            fpb::GetRequest {
+                region_id: 2,
+                rows: vec![b"r1".to_vec().into()],
+                spec: Some(spec.clone()),
+            }
+            .encode_to_vec(),
+        ),
+        (
+            3,
+            "scan",
+            fpb::ScanRequest {
+                region_id: 2,
+                start_row: b"a".to_vec().into(),
+                stop_row: b"z".to_vec().into(),
+                spec: Some(spec),
+                caching: 100,
+                ..Default::default()
+            }
+            .encode_to_vec(),
+        ),
+        (
+            4,
+            "mutate",
+            fpb::MutateRequest {
+                region_id: 2,
+                mutations: block.clone().into(),
+            }
+            .encode_to_vec(),
+        ),
+        (
+            5,
+            "multi",
+            fpb::MultiRequest {
+                actions: vec![fpb::RegionAction {
+                    region_id: 2,
+                    mutations: block.clone().into(),
+                }],
+            }
+            .encode_to_vec(),
+        ),
+        (
+            6,
+            "increment",
+            fpb::ReadModifyWriteRequest {
+                region_id: 2,
+                mutation: block.clone().into(),
+                append: false,
+                nonce_group: 1,
+                nonce: 2,
+            }
+            .encode_to_vec(),
+        ),
+        (
+            7,
+            "check_and_mutate",
+            fpb::CheckAndMutateRequest {
+                region_id: 2,
+                row: b"row-1".to_vec().into(),
+                family: b"f".to_vec().into(),
+                qualifier: b"a".to_vec().into(),
+                expected: Some(b"1".to_vec().into()),
+                mutation: block.into(),
+                nonce_group: 0,
+                nonce: 0,
+            }
+            .encode_to_vec(),
+        ),
+    ];
+    for (kind, name, body) in requests {
+        let mut data = vec![kind];
+        data.extend_from_slice(&body);
+        c.put("grpc_requests", name, &data)?;
+    }
+    Ok(())
+}
+
 fn main() -> Res {
     let mut c = Corpus {
         root: PathBuf::from("fuzz/corpus"),
@@ -635,6 +790,7 @@ fn main() -> Res {
     hbase_rpc(&mut c)?;
     thrift(&mut c)?;
     text(&mut c)?;
+    server_inputs(&mut c)?;
     println!("{} seed bytes under {}", c.bytes, c.root.display());
     Ok(())
 }

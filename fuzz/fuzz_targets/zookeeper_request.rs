@@ -7,7 +7,7 @@
 use bytes::{BufMut, BytesMut};
 use ferrobase_hbase_wire::names::ServerName;
 use ferrobase_hbase_wire::zookeeper::znodes::{ClusterView, Znodes};
-use ferrobase_hbase_wire::zookeeper::{self as zk, ZkDecoder, ZkEvent, Request};
+use ferrobase_hbase_wire::zookeeper::{self as zk, Request, ZkDecoder, ZkEvent};
 use libfuzzer_sys::fuzz_target;
 
 fn drain(d: &mut ZkDecoder, buf: &mut BytesMut, tree: &Znodes) {
@@ -24,8 +24,13 @@ fn drain(d: &mut ZkDecoder, buf: &mut BytesMut, tree: &Znodes) {
             };
             if let Some(node) = tree.get(path) {
                 let mut out = BytesMut::new();
-                zk::encode_reply(&mut out, f.xid, 1, zk::ErrorCode::Ok,
-                    &zk::Response::Data(&node.data, zk::Stat::default()));
+                zk::encode_reply(
+                    &mut out,
+                    f.xid,
+                    1,
+                    zk::ErrorCode::Ok,
+                    &zk::Response::Data(&node.data, zk::Stat::default()),
+                );
             }
         }
     }
@@ -33,13 +38,16 @@ fn drain(d: &mut ZkDecoder, buf: &mut BytesMut, tree: &Znodes) {
 
 fuzz_target!(|data: &[u8]| {
     let me = ServerName::new("127.0.0.1", 16020, 1);
-    let tree = Znodes::new("/hbase", ClusterView {
-        cluster_id: "fuzz".into(),
-        master: Some(me.clone()),
-        master_info_port: 16010,
-        meta: Some(me.clone()),
-        region_servers: vec![me],
-    });
+    let tree = Znodes::new(
+        "/hbase",
+        ClusterView {
+            cluster_id: "fuzz".into(),
+            master: Some(me.clone()),
+            master_info_port: 16010,
+            meta: Some(me.clone()),
+            region_servers: vec![me],
+        },
+    );
     drain(&mut ZkDecoder::default(), &mut BytesMut::from(data), &tree);
 
     let mut connected = BytesMut::new();

@@ -188,6 +188,14 @@ impl FamilyDescriptor {
                 });
             }
         }
+        Ok(())
+    }
+
+    /// The rules between attributes (MIN_VERSIONS at most VERSIONS), checked
+    /// once all of a request's attributes are set: [`set`](Self::set) takes
+    /// them one at a time in whatever order a client's map gives them, so it
+    /// cannot. [`TableDescriptor::new`] checks every family with it.
+    pub fn check(&self) -> Result<(), DescriptorError> {
         if self.min_versions > self.versions {
             return Err(DescriptorError::InvalidValue {
                 attribute: "MIN_VERSIONS",
@@ -354,6 +362,7 @@ impl TableDescriptor {
             if families.iter().skip(i + 1).any(|g| g.name == f.name) {
                 return Err(DescriptorError::DuplicateFamily(f.name.clone()));
             }
+            f.check()?;
         }
         Ok(TableDescriptor {
             name: name.to_string(),
@@ -433,6 +442,18 @@ mod tests {
         Ok(())
     }
 
+    /// Clients send attributes from a hash map: MIN_VERSIONS may come
+    /// before the VERSIONS that allows it.
+    #[test]
+    fn attribute_order_does_not_matter() -> Result<(), DescriptorError> {
+        let mut f = FamilyDescriptor::new("f")?;
+        f.set("MIN_VERSIONS", "5")?;
+        f.set("VERSIONS", "7")?;
+        f.check()?;
+        TableDescriptor::new("t", vec![f])?;
+        Ok(())
+    }
+
     #[test]
     fn errors_name_attribute_and_choices() {
         let mut f = FamilyDescriptor::new("f").unwrap_or_else(|e| panic!("{e}"));
@@ -454,9 +475,14 @@ mod tests {
             .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(e.contains("VERSIONS"), "{e}");
-        assert!(f.set("MIN_VERSIONS", "3").is_err());
+        f.set("MIN_VERSIONS", "3").unwrap_or_else(|e| panic!("{e}"));
+        assert!(f.check().is_err());
+        assert!(TableDescriptor::new("t", vec![f.clone()]).is_err());
+        f.set("MIN_VERSIONS", "0").unwrap_or_else(|e| panic!("{e}"));
         assert!(f.set("TTL", "-1").is_err());
-        assert!(f.set("DATA_BLOCK_ENCODING", "prefix_tree").is_err());
+        assert!(f.set("DATA_BLOCK_ENCODING", "prefix_trie").is_err());
+        f.set("DATA_BLOCK_ENCODING", "prefix_tree")
+            .unwrap_or_else(|e| panic!("{e}"));
         assert!(FamilyDescriptor::new("a:b").is_err());
         assert!(FamilyDescriptor::new("").is_err());
     }

@@ -80,6 +80,8 @@ pub fn apply_family(
     for c in &f.configuration {
         ignored.push(format!("{}={}", c.name, c.value));
     }
+    // After all of them: HBase's client sends its attribute map in hash order.
+    base.check()?;
     Ok(ignored)
 }
 
@@ -374,5 +376,34 @@ mod tests {
         };
         apply_family(&mut f, &change).unwrap();
         assert_eq!((f.versions, f.ttl_seconds), (4, Some(60)));
+    }
+
+    /// HBase's client sends a family's attributes in its hash map's order,
+    /// so MIN_VERSIONS may come before the VERSIONS that allows it; a
+    /// MIN_VERSIONS above VERSIONS is still refused, naming both.
+    #[test]
+    fn attribute_order_does_not_matter() {
+        let schema = |pairs: &[(&str, &str)]| pb::ColumnFamilySchema {
+            name: Bytes::from_static(b"f"),
+            attributes: attrs(pairs),
+            configuration: vec![],
+        };
+        let f = family_from_pb(&schema(&[("MIN_VERSIONS", "5"), ("VERSIONS", "7")]))
+            .unwrap()
+            .descriptor;
+        assert_eq!((f.versions, f.min_versions), (7, 5));
+        let mut g = FamilyDescriptor::new("f").unwrap();
+        g.set("VERSIONS", "7").unwrap();
+        g.set("MIN_VERSIONS", "5").unwrap();
+        apply_family(&mut g, &schema(&[("MIN_VERSIONS", "2"), ("VERSIONS", "3")])).unwrap();
+        assert_eq!((g.versions, g.min_versions), (3, 2));
+        let e = family_from_pb(&schema(&[("VERSIONS", "2"), ("MIN_VERSIONS", "3")]))
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            e.contains("MIN_VERSIONS") && e.contains("VERSIONS (2)"),
+            "{e}"
+        );
     }
 }

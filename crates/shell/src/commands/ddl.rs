@@ -38,6 +38,7 @@ fn apply_attributes(
         }
         f.set(&k, &v.text(&k)?)?;
     }
+    f.check()?;
     Ok(())
 }
 
