@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Apache HBase's own MapReduce tools against a real ferrobase standalone:
 # RowCounter (also --range and a column), CopyTable (newest cells,
-# --versions, --starttime/--endtime), Export and Import, from
+# --versions, --starttime/--endtime), Export and Import, ImportTsv, from
 # hbase-mapreduce 2.6.4 in Hadoop's LocalJobRunner (interop/mapreduce).
 # Their splits come from TableInputFormat, as Spark's newAPIHadoopRDD's do.
 # The client finds the server through its ZooKeeper registry endpoint

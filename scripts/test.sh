@@ -93,7 +93,7 @@ echo "== log9 through the Java client's BufferedMutator beside bench load (small
 FERROBASE_BIN="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/ferrobase" ./scripts/bench-java-load.sh --rows 3000
 echo "== Apache HBase's shell (hbase-shell 2.4.17, JRuby) running a transcript against ferrobase"
 FERROBASE_BIN="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/ferrobase" ./scripts/hbase-shell-tests.sh
-echo "== HBase's MapReduce tools (hbase-mapreduce 2.6.4: RowCounter, CopyTable, Export, Import) in Hadoop's LocalJobRunner"
+echo "== HBase's MapReduce tools (hbase-mapreduce 2.6.4: RowCounter, CopyTable, Export, Import, ImportTsv) in Hadoop's LocalJobRunner"
 FERROBASE_BIN="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/ferrobase" ./scripts/mapreduce-tests.sh
 echo "== web UI in headless Chromium (master, table and region server pages of a loaded standalone server)"
 # scripts/web-ui-test.sh installs Debian's chromium and playwright-core

@@ -24,6 +24,7 @@ import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
 import org.apache.hadoop.hbase.mapreduce.CopyTable;
 import org.apache.hadoop.hbase.mapreduce.Export;
 import org.apache.hadoop.hbase.mapreduce.Import;
+import org.apache.hadoop.hbase.mapreduce.ImportTsv;
 import org.apache.hadoop.hbase.mapreduce.RowCounter;
 import org.apache.hadoop.hbase.util.Bytes;
 import org.apache.hadoop.mapreduce.Counter;
@@ -41,7 +42,9 @@ import org.apache.hadoop.util.ToolRunner;
  *       copy the newest cells, with {@code --versions} every cell, and with {@code
  *       --starttime}/{@code --endtime} only the older ones;
  *   <li>{@code Export} to sequence files, then {@code Import} into a new table, must give the
- *       source's cells back.
+ *       source's cells back;
+ *   <li>{@code ImportTsv} of a tab-separated file (HBase's own loader, through TableOutputFormat)
+ *       must put every good line's cells and count the bad lines.
  * </ol>
  *
  * <p>Arguments: {@code ZK_HOST:ZK_PORT ROWS WORK_DIR}: the server's ZooKeeper registry endpoint
@@ -82,6 +85,7 @@ public final class MapReduceTools {
       rowCounter(conf, rows);
       copyTable(conf, conn, rows, oldTs);
       exportImport(conf, conn, work, rows);
+      importTsv(conf, conn, work, rows);
     }
     System.out.println("MapReduce tools: every check passed");
   }
@@ -256,6 +260,47 @@ public final class MapReduceTools {
     boolean onlyOld =
         old.size() == rows && old.values().stream().allMatch(v -> v.startsWith("old-"));
     check(onlyOld, "CopyTable --endtime copied only the " + old.size() + " old versions");
+  }
+
+  /** ImportTsv's job, as its {@code run} makes it (the factory is protected). */
+  private static final class TsvJob extends ImportTsv {
+    static Job create(Configuration c, String[] args) throws IOException, ClassNotFoundException {
+      return createSubmittableJob(c, args);
+    }
+  }
+
+  private static void importTsv(Configuration conf, Connection conn, Path work, int rows)
+      throws Exception {
+    Path input = work.resolve("tsv");
+    Files.createDirectories(input);
+    StringBuilder text = new StringBuilder();
+    for (int i = 0; i < rows; i++) {
+      text.append(row(i)).append('\t').append("plate-").append(i).append('\t').append(i % 7);
+      text.append('\n');
+    }
+    // A line with too few fields: counted as bad and skipped (importtsv.skip.bad.lines).
+    text.append("lonely\n");
+    Files.writeString(input.resolve("part-0.tsv"), text.toString());
+    try (Admin admin = conn.getAdmin()) {
+      create(admin, "mr_tsv", null);
+    }
+    Configuration c = new Configuration(conf);
+    c.set(ImportTsv.COLUMNS_CONF_KEY, "HBASE_ROW_KEY,f:plate,f:lane");
+    c.setBoolean(ImportTsv.SKIP_LINES_CONF_KEY, true);
+    Job job = TsvJob.create(c, new String[] {"mr_tsv", input.toString()});
+    check(job.waitForCompletion(false), "ImportTsv into mr_tsv completed");
+    long bad = counter(job, "ImportTsv", "Bad Lines");
+    check(bad == 1, "ImportTsv counted " + bad + " bad line");
+    TreeMap<String, String> cells = cells(conn, "mr_tsv");
+    boolean all = cells.size() == rows * 2;
+    for (int i = 0; all && i < rows; i += Math.max(1, rows / 50)) {
+      String plate = null;
+      for (var e : cells.subMap(row(i) + "/plate/", row(i) + "/plate/~").entrySet()) {
+        plate = e.getValue();
+      }
+      all = ("plate-" + i).equals(plate);
+    }
+    check(all, "ImportTsv put both columns of every good line (" + cells.size() + " cells)");
   }
 
   private static void exportImport(Configuration conf, Connection conn, Path work, int rows)
