@@ -45,6 +45,13 @@ async fn peer_all_writes_one_page_naming_every_experiment() -> Result<()> {
     assert_eq!(outcome.exit_code, 1, "{}", outcome.output);
     assert!(outcome.output.contains("index.html"), "{}", outcome.output);
 
+    // The README table of the same run: a row per experiment, YCSB failed.
+    let summary = std::fs::read_to_string(out.path().join("summary.md"))?;
+    for name in ["wal", "regionservers", "random-read"] {
+        assert!(summary.contains(&format!("| `{name}`")), "{name}: {summary}");
+    }
+    assert!(summary.contains("| YCSB | failed: "), "{summary}");
+
     let page = std::fs::read_to_string(out.path().join("index.html"))?;
     assert_eq!(
         page.matches("class=\"experiment\"").count(),

@@ -5,7 +5,8 @@
 //!   drives `scripts/bench-peer.sh`): its tables and `OUT/results.json`.
 //! - `peer all`: YCSB sized from `--scale`, then the seed experiments with
 //!   the HBase peer (the same code as `bench experiment NAME --peer
-//!   hbase`, in this process), then `DIR/index.html` ([`html`]). A phase
+//!   hbase`, in this process), then `DIR/index.html` ([`html`]) and
+//!   `DIR/summary.md`, one table for a README ([`markdown`]). A phase
 //!   that fails is recorded with its error and the run goes on.
 //!
 //! This module owns the command line, the order of the phases and the
@@ -13,6 +14,7 @@
 //! experiments'.
 
 pub mod html;
+pub mod markdown;
 pub mod ycsb;
 
 #[cfg(test)]
@@ -458,8 +460,17 @@ pub async fn all_cmd(a: &PeerAllArgs) -> Result<Outcome> {
         .map_err(|e| BenchError::Invalid(format!("encoding {}: {e}", combined.display())))?;
     std::fs::write(&combined, json)
         .map_err(BenchError::io(format!("writing {}", combined.display())))?;
+    // The README's benchmark table, from the same run.
+    let summary = a.out.join("summary.md");
+    std::fs::write(&summary, markdown::render(&run))
+        .map_err(BenchError::io(format!("writing {}", summary.display())))?;
     let failures = run.failures();
-    output += &format!("wrote {} and {}\n", index.display(), combined.display());
+    output += &format!(
+        "wrote {}, {} and {}\n",
+        index.display(),
+        combined.display(),
+        summary.display()
+    );
     if failures > 0 {
         output +=
             &format!("{failures} phase(s) failed or had failed operations (see the report)\n");

@@ -240,3 +240,72 @@ fn experiment_lists_keep_order_and_expand_all() {
     assert_eq!(experiment_list(&[]).len(), 13);
     assert_eq!(experiment_list(&[E::Wal, E::All]).len(), 13);
 }
+
+#[test]
+fn the_summary_is_one_markdown_table_of_the_run() {
+    let mut run = run();
+    // A second experiment with three points against the HBase here.
+    let mut r = report("single-vs-multi-column", 200.0, 100.0);
+    for (ours, theirs) in [(800.0, 100.0), (50.0, 100.0)] {
+        r.comparisons.push(Comparison::new(
+            "p: ferrobase / Apache HBase here",
+            ours,
+            theirs,
+        ));
+    }
+    run.experiments
+        .push(("single-vs-multi-column".into(), Step::Done(r)));
+    let md = super::markdown::render(&run);
+    let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| ")).collect();
+    assert_eq!(
+        rows[0],
+        "| figure | ferrobase | Apache HBase | ferrobase / HBase |"
+    );
+    assert!(
+        md.contains("`ferrobase bench peer all --scale 0.1 --out 'my dir'`"),
+        "{md}"
+    );
+    // YCSB: throughput then one row per operation's p99.
+    assert!(
+        rows.contains(&"| YCSB load, ops/s | 4,000 | 1,000 | **4.00** |"),
+        "{md}"
+    );
+    assert!(
+        rows.contains(&"| YCSB load, insert p99 µs | 1,000 | 4,000 | 0.25 |"),
+        "{md}"
+    );
+    assert!(
+        rows.contains(&"| YCSB A, ops/s (partial / ok) | 5,000 | 2,000 | **2.50** |"),
+        "{md}"
+    );
+    // HBase's failed workload E has no ratio.
+    assert!(
+        rows.contains(&"| YCSB E, ops/s (ok / failed) | 3,000 | — | **—** |"),
+        "{md}"
+    );
+    // Experiments: only ratios against the HBase measured here count
+    // (wal's published-figure comparison does not); 2, 8 and 0.5 have a
+    // geometric mean of 2.
+    assert!(
+        rows.contains(
+            &"| `wal`: wal title (1 points) | | | **3.00** (geometric mean; 3.00–3.00) |"
+        ),
+        "{md}"
+    );
+    assert!(
+        rows.contains(&"| `single-vs-multi-column`: single-vs-multi-column title (3 points) | | | **2.00** (geometric mean; 0.50–8.00) |"),
+        "{md}"
+    );
+    // Failures and reasons are rows too; a '|' in an error is escaped.
+    assert!(
+        md.contains("| `block-size` | failed: HBase client: region <r1>"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| `regionservers` | not run: needs the ferrobase binary |"),
+        "{md}"
+    );
+    run.experiments
+        .push(("x".into(), Step::Failed("a | b".into())));
+    assert!(super::markdown::render(&run).contains("failed: a \\| b"));
+}
