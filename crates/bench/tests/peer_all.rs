@@ -48,7 +48,10 @@ async fn peer_all_writes_one_page_naming_every_experiment() -> Result<()> {
     // The README table of the same run: a row per experiment, YCSB failed.
     let summary = std::fs::read_to_string(out.path().join("summary.md"))?;
     for name in ["wal", "regionservers", "random-read"] {
-        assert!(summary.contains(&format!("| `{name}`")), "{name}: {summary}");
+        assert!(
+            summary.contains(&format!("| `{name}`")),
+            "{name}: {summary}"
+        );
     }
     assert!(summary.contains("| YCSB | failed: "), "{summary}");
 
