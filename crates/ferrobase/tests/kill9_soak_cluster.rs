@@ -199,16 +199,28 @@ async fn sigkill_of_region_servers_loses_nothing_acknowledged() -> Result<()> {
     appender.await?;
 
     let t = conn.table("soak");
+    let mut lost = Vec::new();
     for chunk in acked.chunks(500) {
         let rows = chunk.iter().map(|r| Bytes::from(r.clone())).collect();
         let got = t.get_rows(rows, &Default::default()).await?;
         for (r, g) in chunk.iter().zip(got) {
-            assert_eq!(
-                g.value(b"f", b"q").map(|v| v.to_vec()),
-                Some(value_of(r).into_bytes()),
-                "acknowledged row {r} lost or changed"
-            );
+            if g.value(b"f", b"q").map(|v| v.to_vec()) != Some(value_of(r).into_bytes()) {
+                lost.push(r.clone());
+            }
         }
+    }
+    if !lost.is_empty() {
+        // Keep the root (meta, WALs, store files) for the post-mortem.
+        let root = std::mem::replace(&mut c.root, tempfile::tempdir()?).keep();
+        bail!(
+            "{} of {} acknowledged rows lost or changed after {kills} kills (writers 0 and 2 \
+             SYNC_WAL, 1 and 3 FSYNC_WAL): {:?}{}; the cluster's root is kept in {}",
+            lost.len(),
+            acked.len(),
+            &lost[..lost.len().min(20)],
+            if lost.len() > 20 { " …" } else { "" },
+            root.display()
+        );
     }
     let n = t.get(Get::new("a-counter")).await?;
     let n = n
