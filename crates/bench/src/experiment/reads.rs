@@ -220,8 +220,9 @@ async fn engine_alone(rep: &mut Report, rows: RowSpec, n: u64, ops: u64) -> Resu
     .map_err(|e| BenchError::Server(format!("the engine-alone gets died: {e}")))??;
     let width = rep.columns.len();
     for p in &points {
+        let label = format!("{}, engine alone", p.label);
         let mut row = vec![
-            format!("{}, engine alone", p.label),
+            label.clone(),
             int(p.gets as f64),
             int(p.gets_per_s),
             int(p.gets_per_s),
@@ -233,28 +234,21 @@ async fn engine_alone(rep: &mut Report, rows: RowSpec, n: u64, ops: u64) -> Resu
         ];
         row.resize(width, "-".into());
         rep.rows.push(row);
-        rep.points.push(serde_json::json!({
-            "point": format!("{}, engine alone", p.label),
-            "report": p,
-        }));
+        rep.points
+            .push(serde_json::json!({ "point": label, "report": p }));
     }
-    let at = |label: &str| {
-        points
-            .iter()
-            .find(|p| p.label == label)
-            .map_or(f64::NAN, |p| p.gets_per_s)
-    };
+    let point = |label: String| points.iter().find(|p| p.label == label);
     let gains: Vec<String> = DISTS
         .iter()
         .map(|(d, _)| {
-            let rc = points
-                .iter()
-                .find(|p| p.label == format!("{d}, row cache"))
-                .map_or(0.0, |p| p.row_cache_hit_ratio);
+            let (row, block) = (
+                point(format!("{d}, row cache")),
+                point(format!("{d}, block cache")),
+            );
             format!(
                 "{d} {:.2}x (row-cache hits {:.0} %)",
-                at(&format!("{d}, row cache")) / at(&format!("{d}, block cache")),
-                rc * 100.0
+                row.map_or(f64::NAN, |p| p.gets_per_s) / block.map_or(f64::NAN, |p| p.gets_per_s),
+                row.map_or(0.0, |p| p.row_cache_hit_ratio) * 100.0
             )
         })
         .collect();
